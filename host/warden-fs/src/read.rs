@@ -1,0 +1,140 @@
+//! `read` (text, windowed by characters) and `read_bytes`.
+
+use std::io::Read;
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{File, OpenOptions};
+
+use crate::error::{Denial, FsError, Op, Result};
+use crate::sandbox::{io_error, Access, Sandbox, Target};
+
+/// A window of a text file, counted in characters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// First character to return.
+    pub offset: usize,
+    /// Most characters to return; `None` for the rest of the file.
+    pub max_chars: Option<usize>,
+}
+
+/// Text read from a file, and where it sits in the whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextRead {
+    pub text: String,
+    /// Character offset of `text` in the file.
+    pub offset: usize,
+    /// Character offset just past `text`.
+    pub end: usize,
+    /// Characters in the whole file.
+    pub total_chars: usize,
+}
+
+impl TextRead {
+    pub fn is_truncated(&self) -> bool {
+        self.end < self.total_chars
+    }
+
+    /// For a truncated read: what was shown and how to read the rest.
+    pub fn notice(&self) -> Option<String> {
+        self.is_truncated().then(|| {
+            format!(
+                "[Truncated: showing characters {}-{} of {}. To read the rest, read again with offset {}.]",
+                self.offset, self.end, self.total_chars, self.end
+            )
+        })
+    }
+}
+
+impl Sandbox {
+    /// Reads a UTF-8 text file, or a window of it.
+    pub fn read(&self, path: &str, options: ReadOptions) -> Result<TextRead> {
+        let (target, bytes) = self.read_checked(path, Op::Read)?;
+        let text = String::from_utf8(bytes).map_err(|_| FsError::NotText { path: target.display() })?;
+        Ok(window(&text, options))
+    }
+
+    /// Reads a whole file as bytes.
+    pub fn read_bytes(&self, path: &str) -> Result<Vec<u8>> {
+        Ok(self.read_checked(path, Op::Read)?.1)
+    }
+
+    fn read_checked(&self, path: &str, op: Op) -> Result<(Target<'_>, Vec<u8>)> {
+        let target = self.locate(path, Access::Read)?;
+        let (file, size) = self.open_file(&target, op)?;
+        let max = target.mount.rules.max_file_bytes;
+        let mut bytes = Vec::with_capacity(size as usize);
+        // Bounded even if the file grows after the size check.
+        let limit = max.map_or(u64::MAX, |m| m.saturating_add(1));
+        file.take(limit).read_to_end(&mut bytes).map_err(|e| io_error(op, &target, e, self))?;
+        if let Some(max) = max.filter(|&m| bytes.len() as u64 > m) {
+            return Err(Denial::FileTooLarge { path: target.display(), size: bytes.len() as u64, max }.into());
+        }
+        Ok((target, bytes))
+    }
+
+    /// Opens a file for reading after the suffix and size rules, never
+    /// following a symlink that was not checked. Returns the file and its size.
+    pub(crate) fn open_file(&self, target: &Target<'_>, op: Op) -> Result<(File, u64)> {
+        if target.is_mount_root() {
+            return Err(FsError::IsADirectory { op, path: target.display() });
+        }
+        if let Some(name) = target.vpath.file_name() {
+            self.check_name(target, name)?;
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        let file = match target.mount.dir.open_with(&target.rel, &options) {
+            Ok(file) => file,
+            Err(_) => {
+                let rel = self.follow_final(target)?;
+                target.mount.dir.open_with(&rel, &options).map_err(|e| io_error(op, target, e, self))?
+            }
+        };
+        let meta = file.metadata().map_err(|e| io_error(op, target, e, self))?;
+        if meta.is_dir() {
+            return Err(FsError::IsADirectory { op, path: target.display() });
+        }
+        let size = meta.len();
+        if let Some(max) = target.mount.rules.max_file_bytes.filter(|&m| size > m) {
+            return Err(Denial::FileTooLarge { path: target.display(), size, max }.into());
+        }
+        Ok((file, size))
+    }
+}
+
+fn window(text: &str, options: ReadOptions) -> TextRead {
+    let total_chars = text.chars().count();
+    let offset = options.offset.min(total_chars);
+    let end = options.max_chars.map_or(total_chars, |n| offset.saturating_add(n).min(total_chars));
+    let byte_at = |chars: usize| text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i);
+    let start_byte = byte_at(offset);
+    let end_byte = start_byte + text[start_byte..].char_indices().nth(end - offset).map_or(text.len() - start_byte, |(i, _)| i);
+    TextRead { text: text[start_byte..end_byte].to_owned(), offset, end, total_chars }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_counts_characters_not_bytes() {
+        let r = window("héllo wörld", ReadOptions { offset: 1, max_chars: Some(4) });
+        assert_eq!((r.text.as_str(), r.offset, r.end, r.total_chars), ("éllo", 1, 5, 11));
+        assert_eq!(
+            r.notice().unwrap(),
+            "[Truncated: showing characters 1-5 of 11. To read the rest, read again with offset 5.]"
+        );
+    }
+
+    #[test]
+    fn window_past_the_end_is_empty_and_not_truncated() {
+        let r = window("abc", ReadOptions { offset: 10, max_chars: Some(2) });
+        assert_eq!((r.text.as_str(), r.end, r.is_truncated()), ("", 3, false));
+    }
+
+    #[test]
+    fn whole_file_is_not_truncated() {
+        let r = window("abc", ReadOptions::default());
+        assert_eq!((r.text.as_str(), r.notice()), ("abc", None));
+    }
+}

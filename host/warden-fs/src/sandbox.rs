@@ -1,0 +1,303 @@
+//! The sandbox: open directory handles plus rules, and path resolution.
+//!
+//! Every access goes through a [`cap_std::fs::Dir`] opened once per mount (or,
+//! in a derived child, opened *from* the parent's handle). A virtual path is
+//! only ever turned into a path relative to such a handle, never into a host path.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use warden_policy::{
+    list_paths, plan_derive, Area, DeriveRequest, Layout, Namespace, PathError, Policy, Rules, VPath,
+};
+
+use crate::error::{Denial, FsError, Op, Result};
+
+/// Symlink hops followed in a final path component before giving up (as Linux does).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// A part of the virtual namespace with the handle that serves it.
+#[derive(Debug)]
+pub struct OpenMount {
+    /// Where it appears, e.g. `/portfolio` or `/portfolio/drafts` in a child.
+    pub path: VPath,
+    /// The mount's rules; `writable` is this handle's own right.
+    pub rules: Rules,
+    /// The host folder behind the handle, for logs and OS sandboxes only.
+    pub host_root: PathBuf,
+    pub(crate) dir: Dir,
+}
+
+impl OpenMount {
+    /// The directory handle; everything below it and nothing else is reachable.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
+    }
+}
+
+/// A capability filesystem built from a policy, or derived from another sandbox.
+#[derive(Debug)]
+pub struct Sandbox {
+    layout: Layout,
+    mount_names: Vec<String>,
+    mounts: Vec<OpenMount>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write,
+}
+
+/// Where a virtual path lands: its mount and the path relative to the mount's handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub path: VPath,
+    pub mount: VPath,
+    /// Relative to the mount's handle; empty for the mount itself.
+    pub relative: PathBuf,
+}
+
+/// A located path, borrowed from the sandbox for one operation.
+pub(crate) struct Target<'a> {
+    pub vpath: VPath,
+    pub mount: &'a OpenMount,
+    pub rel: PathBuf,
+}
+
+impl Target<'_> {
+    /// The handle-relative path, `.` for the mount itself.
+    pub fn rel_or_dot(&self) -> &Path {
+        if self.rel.as_os_str().is_empty() { Path::new(".") } else { &self.rel }
+    }
+
+    pub fn is_mount_root(&self) -> bool {
+        self.rel.as_os_str().is_empty()
+    }
+
+    pub fn display(&self) -> String {
+        self.vpath.to_string()
+    }
+}
+
+impl Sandbox {
+    /// Opens every mount root of the program's sandbox once.
+    pub fn open(policy: &Policy) -> Result<Sandbox> {
+        let mut mounts = Vec::with_capacity(policy.mounts.len());
+        for m in &policy.mounts {
+            let dir = Dir::open_ambient_dir(&m.host_root, ambient_authority())
+                .map_err(|source| FsError::Io { op: Op::Derive, path: m.path.to_string(), source })?;
+            mounts.push(OpenMount { path: m.path.clone(), rules: m.rules.clone(), host_root: m.host_root.clone(), dir });
+        }
+        Ok(Sandbox { layout: policy.layout, mount_names: policy.mount_names(), mounts })
+    }
+
+    /// The sandbox of `worker`, or of the program when `None`.
+    pub fn open_for(policy: &Policy, worker: Option<&str>) -> Result<Sandbox> {
+        let program = Sandbox::open(policy)?;
+        match worker.and_then(|w| policy.workers.get(w)) {
+            Some(w) => program.derive(&w.request),
+            None => Ok(program),
+        }
+    }
+
+    pub fn mounts(&self) -> &[OpenMount] {
+        &self.mounts
+    }
+
+    pub(crate) fn namespace(&self) -> Namespace<'_> {
+        match self.layout {
+            Layout::Root => Namespace::Root,
+            Layout::Named => Namespace::Named(&self.mount_names),
+        }
+    }
+
+    fn areas(&self) -> Vec<Area> {
+        self.mounts.iter().map(|m| Area { path: m.path.clone(), writable: m.rules.writable }).collect()
+    }
+
+    /// Roots the sandbox can read, in policy order.
+    pub fn readable_roots(&self) -> Vec<VPath> {
+        self.mounts.iter().map(|m| m.path.clone()).collect()
+    }
+
+    /// Roots the sandbox can write, in policy order.
+    pub fn writable_roots(&self) -> Vec<VPath> {
+        self.mounts.iter().filter(|m| m.rules.writable).map(|m| m.path.clone()).collect()
+    }
+
+    pub(crate) fn readable_list(&self) -> String {
+        list_paths(self.areas().iter())
+    }
+
+    pub(crate) fn writable_list(&self) -> String {
+        list_paths(self.areas().iter().filter(|a| a.writable))
+    }
+
+    /// Parses `input` as a virtual path of this sandbox.
+    pub(crate) fn parse(&self, input: &str) -> Result<VPath, Denial> {
+        VPath::parse(input, self.namespace()).map_err(|reason| match reason {
+            PathError::AboveRoot => Denial::OutsideSandbox { path: shown(input), readable: self.readable_list() },
+            reason => Denial::InvalidPath { path: shown(input), reason, readable: self.readable_list() },
+        })
+    }
+
+    /// The narrowest mount holding `path` with the access asked for.
+    fn mount_for(&self, path: &VPath, access: Access) -> Option<&OpenMount> {
+        self.mounts
+            .iter()
+            .filter(|m| path.starts_with(&m.path) && (access == Access::Read || m.rules.writable))
+            .max_by_key(|m| m.path.as_str().len())
+    }
+
+    pub(crate) fn locate(&self, input: &str, access: Access) -> Result<Target<'_>> {
+        let vpath = self.parse(input)?;
+        self.locate_vpath(vpath, access)
+    }
+
+    pub(crate) fn locate_vpath(&self, vpath: VPath, access: Access) -> Result<Target<'_>> {
+        match self.mount_for(&vpath, access) {
+            Some(mount) => {
+                let rel = PathBuf::from(vpath.strip_prefix(&mount.path).unwrap_or_default());
+                Ok(Target { vpath, mount, rel })
+            }
+            None if access == Access::Write && self.mount_for(&vpath, Access::Read).is_some() => {
+                Err(Denial::ReadOnly { path: vpath.to_string(), writable: self.writable_list() }.into())
+            }
+            None => Err(Denial::OutsideSandbox { path: vpath.to_string(), readable: self.readable_list() }.into()),
+        }
+    }
+
+    /// Folders that lie above mounts without being in one (`/` for named mounts):
+    /// the names that lead towards mounts, or `None` when `path` is no such folder.
+    pub(crate) fn virtual_children(&self, path: &VPath) -> Option<Vec<String>> {
+        if self.mount_for(path, Access::Read).is_some() {
+            return None;
+        }
+        let mut names: Vec<String> = self
+            .mounts
+            .iter()
+            .filter(|m| m.path != *path)
+            .filter_map(|m| m.path.strip_prefix(path))
+            .filter_map(|rest| rest.split('/').next().map(str::to_owned))
+            .collect();
+        names.sort();
+        names.dedup();
+        (!names.is_empty()).then_some(names)
+    }
+
+    /// Refuses a file name that the mount's suffix rule does not allow.
+    pub(crate) fn check_name(&self, target: &Target<'_>, name: &str) -> Result<(), Denial> {
+        let rules = &target.mount.rules;
+        if rules.allows_name(name) {
+            return Ok(());
+        }
+        Err(Denial::SuffixNotAllowed {
+            path: target.display(),
+            suffix: Rules::suffix_of(name).to_owned(),
+            allowed: rules.suffixes.as_deref().unwrap_or_default().join(", "),
+        })
+    }
+
+    /// Checks access to `input` the way an operation would, without doing it.
+    fn check(&self, input: &str, access: Access) -> Result<()> {
+        let target = self.locate(input, access)?;
+        let is_dir = target.mount.dir.metadata(target.rel_or_dot()).is_ok_and(|m| m.is_dir());
+        if let (false, Some(name)) = (is_dir, target.vpath.file_name()) {
+            if !target.is_mount_root() {
+                self.check_name(&target, name)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the sandbox lets `path` be read (mount, mode and suffix rules).
+    pub fn can_read(&self, path: &str) -> bool {
+        self.check(path, Access::Read).is_ok()
+    }
+
+    /// Whether the sandbox lets `path` be written (mount, mode and suffix rules).
+    pub fn can_write(&self, path: &str) -> bool {
+        self.check(path, Access::Write).is_ok()
+    }
+
+    /// Maps a virtual path to its mount and the path relative to that mount.
+    pub fn resolve(&self, path: &str) -> Result<Resolved> {
+        let t = self.locate(path, Access::Read)?;
+        Ok(Resolved { path: t.vpath.clone(), mount: t.mount.path.clone(), relative: t.rel })
+    }
+
+    /// A child sandbox holding narrower handles, opened from this sandbox's own.
+    pub fn derive(&self, request: &DeriveRequest) -> Result<Sandbox> {
+        let to_folder = |p: &VPath| {
+            let is_file = self
+                .locate_vpath(p.clone(), Access::Read)
+                .ok()
+                .and_then(|t| t.mount.dir.metadata(t.rel_or_dot()).ok())
+                .is_some_and(|m| !m.is_dir());
+            if is_file { p.parent() } else { p.clone() }
+        };
+        let planned = plan_derive(&self.areas(), self.namespace(), request, to_folder).map_err(FsError::Derive)?;
+        let mut mounts = Vec::with_capacity(planned.len());
+        for area in planned {
+            let access = if area.writable { Access::Write } else { Access::Read };
+            let target = self.locate_vpath(area.path.clone(), access)?;
+            let dir = if target.is_mount_root() {
+                target.mount.dir.try_clone()
+            } else {
+                target.mount.dir.open_dir(&target.rel)
+            }
+            .map_err(|e| io_error(Op::Derive, &target, e, self))?;
+            let rules = Rules { writable: area.writable, ..target.mount.rules.clone() };
+            let host_root = match target.is_mount_root() {
+                true => target.mount.host_root.clone(),
+                false => target.mount.host_root.join(&target.rel),
+            };
+            mounts.push(OpenMount { host_root, path: area.path, rules, dir });
+        }
+        Ok(Sandbox { layout: self.layout, mount_names: self.mount_names.clone(), mounts })
+    }
+
+    /// Follows symlinks in the last component, inside the mount, checking the
+    /// suffix rule against every name on the way; returns the final relative path.
+    pub(crate) fn follow_final(&self, target: &Target<'_>) -> Result<PathBuf> {
+        let mut rel = target.rel.clone();
+        for _ in 0..MAX_SYMLINK_HOPS {
+            match target.mount.dir.symlink_metadata(&rel) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let link = target.mount.dir.read_link(&rel).map_err(|e| io_error(Op::Read, target, e, self))?;
+                    rel = rel.parent().unwrap_or(Path::new("")).join(link);
+                    if let Some(Component::Normal(name)) = rel.components().next_back() {
+                        self.check_name(target, &name.to_string_lossy())?;
+                    }
+                }
+                _ => return Ok(rel),
+            }
+        }
+        Err(io_error(Op::Read, target, io::Error::from_raw_os_error(40), self))
+    }
+}
+
+/// Shows a caller's string safely: control characters (NUL included) escaped.
+pub(crate) fn shown(input: &str) -> String {
+    input.escape_debug().to_string()
+}
+
+/// Turns an I/O error into a message with the virtual path only.
+pub(crate) fn io_error(op: Op, target: &Target<'_>, e: io::Error, sandbox: &Sandbox) -> FsError {
+    let path = target.display();
+    match e.kind() {
+        // cap-std reports an escape (a symlink or `..` leading out) as a
+        // PermissionDenied that carries no OS error number.
+        io::ErrorKind::PermissionDenied if e.raw_os_error().is_none() => {
+            Denial::OutsideSandbox { path, readable: sandbox.readable_list() }.into()
+        }
+        io::ErrorKind::NotFound => FsError::NotFound { op, path },
+        io::ErrorKind::AlreadyExists => FsError::AlreadyExists { op, path },
+        io::ErrorKind::IsADirectory => FsError::IsADirectory { op, path },
+        io::ErrorKind::NotADirectory => FsError::NotADirectory { op, path },
+        _ => FsError::Io { op, path, source: e },
+    }
+}

@@ -1,0 +1,104 @@
+//! `delete`, `mkdir`, `move` and `copy`.
+
+use std::io;
+
+
+use crate::error::{Denial, FsError, Op, Result};
+use crate::sandbox::{io_error, Access, Sandbox, Target};
+
+impl Sandbox {
+    /// Deletes a file, a symlink (not what it points to) or an empty folder.
+    pub fn delete(&self, path: &str) -> Result<()> {
+        let target = self.locate(path, Access::Write)?;
+        if target.is_mount_root() {
+            return Err(FsError::MountRoot { op: Op::Delete, path: target.display() });
+        }
+        let fail = |e| io_error(Op::Delete, &target, e, self);
+        let meta = target.mount.dir.symlink_metadata(&target.rel).map_err(fail)?;
+        if meta.is_dir() {
+            return target.mount.dir.remove_dir(&target.rel).map_err(fail);
+        }
+        if let Some(name) = target.vpath.file_name() {
+            self.check_name(&target, name)?;
+        }
+        target.mount.dir.remove_file(&target.rel).map_err(fail)
+    }
+
+    /// Creates a folder and any missing parents; an existing folder is fine.
+    pub fn mkdir(&self, path: &str) -> Result<()> {
+        let target = self.locate(path, Access::Write)?;
+        target.mount.dir.create_dir_all(target.rel_or_dot()).map_err(|e| io_error(Op::Mkdir, &target, e, self))
+    }
+
+    /// Moves a file or folder; the destination must not exist.
+    pub fn move_path(&self, from: &str, to: &str) -> Result<()> {
+        let src = self.locate(from, Access::Write)?;
+        if src.is_mount_root() {
+            return Err(FsError::MountRoot { op: Op::Move, path: src.display() });
+        }
+        let meta = src.mount.dir.symlink_metadata(&src.rel).map_err(|e| io_error(Op::Move, &src, e, self))?;
+        let dst = if meta.is_dir() {
+            let dst = self.locate(to, Access::Write)?;
+            if dst.mount.rules != src.mount.rules {
+                return Err(FsError::Unsupported {
+                    op: Op::Move,
+                    path: src.display(),
+                    why: "a folder cannot move to a mount with other rules; move its files one by one",
+                });
+            }
+            dst
+        } else {
+            if let Some(name) = src.vpath.file_name() {
+                self.check_name(&src, name)?;
+            }
+            let dst = self.writable_file(to, Op::Move)?;
+            if let Some(max) = dst.mount.rules.max_file_bytes.filter(|&m| meta.len() > m) {
+                return Err(Denial::ContentTooLarge { path: dst.display(), size: meta.len(), max }.into());
+            }
+            dst
+        };
+        self.prepare_destination(&dst, Op::Move)?;
+        match src.mount.dir.rename(&src.rel, &dst.mount.dir, &dst.rel) {
+            Err(e) if e.kind() == io::ErrorKind::CrossesDevices && !meta.is_dir() => {
+                self.copy_file(&src, &dst, Op::Move)?;
+                src.mount.dir.remove_file(&src.rel).map_err(|e| io_error(Op::Move, &src, e, self))
+            }
+            other => other.map_err(|e| io_error(Op::Move, &dst, e, self)),
+        }
+    }
+
+    /// Copies a file, e.g. from a read-only mount into a writable one; the
+    /// destination must not exist.
+    pub fn copy(&self, from: &str, to: &str) -> Result<()> {
+        let src = self.locate(from, Access::Read)?;
+        let dst = self.writable_file(to, Op::Copy)?;
+        self.prepare_destination(&dst, Op::Copy)?;
+        self.copy_file(&src, &dst, Op::Copy)
+    }
+
+    fn copy_file(&self, src: &Target<'_>, dst: &Target<'_>, op: Op) -> Result<()> {
+        let (mut file, size) = self.open_file(src, op).map_err(|e| match e {
+            FsError::IsADirectory { .. } => FsError::Unsupported {
+                op,
+                path: src.display(),
+                why: "it is a folder; copy its files one by one",
+            },
+            e => e,
+        })?;
+        let perms = file.metadata().ok().map(|m| m.permissions());
+        self.replace_file(dst, op, size, &mut file, perms)?;
+        Ok(())
+    }
+
+    /// Refuses an existing destination and creates its missing parent folders.
+    fn prepare_destination(&self, dst: &Target<'_>, op: Op) -> Result<()> {
+        if dst.is_mount_root() || dst.mount.dir.symlink_metadata(&dst.rel).is_ok() {
+            return Err(FsError::AlreadyExists { op, path: dst.display() });
+        }
+        match dst.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => dst.mount.dir.create_dir_all(parent).map_err(|e| io_error(op, dst, e, self)),
+            None => Ok(()),
+        }
+    }
+}
+

@@ -1,0 +1,95 @@
+//! The policy file exactly as written: the serde and JSON Schema model.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// A Warden policy: a program's sandbox and how each worker derives from it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyDocument {
+    /// Format version; this Warden reads version 1.
+    pub version: u32,
+    /// The program's sandbox.
+    #[schemars(with = "SandboxSpec")]
+    pub sandbox: Spanned<SandboxSpec>,
+    /// Workers derived from the sandbox, by name.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, WorkerSpec>")]
+    pub workers: IndexMap<String, Spanned<WorkerSpec>>,
+}
+
+/// What the program may see: named mounts (`paths`) or one `root` at `/`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// Named mounts; each appears in the virtual namespace as `/NAME`.
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, MountSpec>>")]
+    pub paths: Option<IndexMap<String, Spanned<MountSpec>>>,
+    /// Exactly one host folder mapped to virtual `/`.
+    #[serde(default)]
+    #[schemars(with = "Option<MountSpec>")]
+    pub root: Option<Spanned<MountSpec>>,
+    /// Allow network access (used by the runtimes; default false).
+    #[serde(default)]
+    pub network: bool,
+    /// Refuse to run shell commands when no OS sandbox is available.
+    #[serde(default)]
+    pub require_os_sandbox: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Read-only.
+    Ro,
+    /// Read-write.
+    Rw,
+}
+
+/// A mount: one of the named `paths`, or the single `root`.
+/// `mode` and `readonly` say the same thing; give at most one. Read-only by default.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MountSpec {
+    /// Host folder; a relative path is resolved against the policy file's folder.
+    pub root: String,
+    /// `ro` or `rw`.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// `false` means `mode: rw`.
+    #[serde(default)]
+    pub readonly: Option<bool>,
+    /// File suffixes that may be read or written, e.g. `[.md, .pdf]`; null allows all.
+    #[serde(default)]
+    pub suffixes: Option<Vec<String>>,
+    /// Largest file that may be read or written, in bytes; null means no limit.
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+    /// Reads need a person's approval.
+    #[serde(default)]
+    pub read_approval: bool,
+    /// Writes need a person's approval.
+    #[serde(default)]
+    pub write_approval: bool,
+}
+
+/// How a worker derives from the program's sandbox. With nothing set it sees nothing.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerSpec {
+    /// Virtual folders (or files, meaning their folder) the worker may read.
+    #[serde(default)]
+    pub allow_read: Vec<String>,
+    /// Virtual folders (or files, meaning their folder) the worker may read and write.
+    #[serde(default)]
+    pub allow_write: Vec<String>,
+    /// `true` drops every write; `false` insists on write access.
+    #[serde(default)]
+    pub readonly: Option<bool>,
+    /// Start from the program's whole access.
+    #[serde(default)]
+    pub inherit: bool,
+}

@@ -1,0 +1,74 @@
+//! Warden policy files: parsing, validation and the JSON Schema.
+//!
+//! This crate knows nothing of cap-std or wasmtime. Besides the file format it
+//! holds the two pure pieces of the rules language that every runtime shares:
+//! virtual paths ([`VPath`]) and derivation ([`plan_derive`]).
+
+mod derive;
+mod document;
+mod error;
+mod model;
+mod system_dirs;
+mod validate;
+mod vpath;
+
+use std::path::Path;
+
+pub use derive::{
+    list_paths, plan_derive, Area, DeriveError, DeriveRequest, EntryList,
+    SandboxPermissionEscalationError,
+};
+pub use document::PolicyDocument;
+pub use error::PolicyError;
+pub use model::{Layout, Mount, Policy, Rules, Worker};
+pub use system_dirs::system_dir_of;
+pub use validate::SUPPORTED_VERSION;
+pub use vpath::{Namespace, PathError, VPath, MAX_PATH_BYTES};
+
+/// Largest policy file read, in bytes.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// Reads and validates a policy file.
+pub fn load(file: &Path) -> Result<Policy, PolicyError> {
+    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+    let size = std::fs::metadata(&file)
+        .map_err(|e| PolicyError::new(&file, format!("cannot read the policy file: {e}")))?
+        .len();
+    if size > MAX_POLICY_BYTES {
+        return Err(PolicyError::new(&file, format!("policy file is {size} bytes; the limit is {MAX_POLICY_BYTES}")));
+    }
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| PolicyError::new(&file, format!("cannot read the policy file: {e}")))?;
+    parse(&text, &file)
+}
+
+/// Validates policy text; relative roots resolve against `file`'s folder.
+pub fn parse(text: &str, file: &Path) -> Result<Policy, PolicyError> {
+    let options = serde_saphyr::options! { with_snippet: false };
+    let doc: PolicyDocument =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| yaml_error(&e, file))?;
+    validate::validate(doc, file)
+}
+
+/// The JSON Schema of the policy file, for editors.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(PolicyDocument);
+    serde_json::to_string_pretty(&schema).expect("a schema always serializes")
+}
+
+/// One line, `file:line:column: message`, in the parser's user-facing wording.
+fn yaml_error(e: &serde_saphyr::Error, file: &Path) -> PolicyError {
+    let mut render = serde_saphyr::RenderOptions::new(&serde_saphyr::UserMessageFormatter);
+    render.snippets = serde_saphyr::SnippetMode::Off;
+    let mut message = e.render_with_options(render);
+    let mut err = PolicyError::new(file, "");
+    if let Some(loc) = e.location() {
+        let suffix = format!(" at line {}, column {}", loc.line(), loc.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_owned();
+        }
+        err = err.at(&loc);
+    }
+    err.message = message;
+    err
+}

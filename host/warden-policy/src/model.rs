@@ -1,0 +1,126 @@
+//! A validated policy: what the rest of Warden consumes.
+
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+
+use crate::derive::{Area, DeriveRequest};
+use crate::vpath::{Namespace, VPath};
+
+/// A policy that passed validation. Roots are canonical host folders.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The policy file it was read from.
+    pub file: PathBuf,
+    pub layout: Layout,
+    pub mounts: Vec<Mount>,
+    pub network: bool,
+    pub require_os_sandbox: bool,
+    pub workers: IndexMap<String, Worker>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One root mapped to `/`.
+    Root,
+    /// Named mounts at `/NAME`.
+    Named,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mount {
+    /// `None` for the single root.
+    pub name: Option<String>,
+    /// Where the mount appears: `/` or `/NAME`.
+    pub path: VPath,
+    /// Canonical host folder; for logs and OS sandboxes, never for messages to a model.
+    pub host_root: PathBuf,
+    pub rules: Rules,
+}
+
+/// Per-mount rules. `Rules::default()` is read-only with no other limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    pub writable: bool,
+    /// Allowed suffixes, compared without regard to ASCII case; `None` allows all.
+    pub suffixes: Option<Vec<String>>,
+    pub max_file_bytes: Option<u64>,
+    pub read_approval: bool,
+    pub write_approval: bool,
+}
+
+impl Rules {
+    /// Whether a file called `name` may be read or written under these rules.
+    pub fn allows_name(&self, name: &str) -> bool {
+        match &self.suffixes {
+            None => true,
+            Some(list) => list.iter().any(|s| has_suffix(name, s)),
+        }
+    }
+
+    /// The suffix to blame when `name` is refused: from the last dot on, or `(none)`.
+    pub fn suffix_of(name: &str) -> &str {
+        match name.rfind('.') {
+            Some(i) if i > 0 => &name[i..],
+            _ => "(none)",
+        }
+    }
+}
+
+fn has_suffix(name: &str, suffix: &str) -> bool {
+    name.len() >= suffix.len()
+        && name.is_char_boundary(name.len() - suffix.len())
+        && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+}
+
+#[derive(Debug, Clone)]
+pub struct Worker {
+    pub name: String,
+    pub request: DeriveRequest,
+}
+
+impl Policy {
+    pub fn mount_names(&self) -> Vec<String> {
+        self.mounts.iter().filter_map(|m| m.name.clone()).collect()
+    }
+
+    /// The program's areas: one per mount.
+    pub fn areas(&self) -> Vec<Area> {
+        self.mounts
+            .iter()
+            .map(|m| Area { path: m.path.clone(), writable: m.rules.writable })
+            .collect()
+    }
+
+    /// Runs `f` with the namespace this policy's paths are parsed in.
+    pub fn with_namespace<T>(&self, f: impl FnOnce(Namespace<'_>) -> T) -> T {
+        let names = self.mount_names();
+        match self.layout {
+            Layout::Root => f(Namespace::Root),
+            Layout::Named => f(Namespace::Named(&names)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes_match_the_end_of_the_name_without_case() {
+        let rules = Rules { suffixes: Some(vec![".md".into(), ".tar.gz".into()]), ..Rules::default() };
+        assert!(rules.allows_name("a.md"));
+        assert!(rules.allows_name("A.MD"));
+        assert!(rules.allows_name("x.tar.gz"));
+        assert!(!rules.allows_name("a.md.exe"));
+        assert!(!rules.allows_name("amd"));
+        assert!(!rules.allows_name("é"));
+    }
+
+    #[test]
+    fn blamed_suffix_is_from_the_last_dot() {
+        assert_eq!(Rules::suffix_of("a.tar.gz"), ".gz");
+        assert_eq!(Rules::suffix_of("Makefile"), "(none)");
+        assert_eq!(Rules::suffix_of(".bashrc"), "(none)");
+    }
+}

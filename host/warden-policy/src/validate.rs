@@ -1,0 +1,199 @@
+//! From a parsed [`PolicyDocument`] to a [`Policy`]: every check that needs
+//! the host (roots exist, are folders, are not system folders, do not overlap).
+
+use std::path::{Component, Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde_saphyr::Spanned;
+
+use crate::derive::{plan_derive, DeriveRequest};
+use crate::document::{Mode, MountSpec, PolicyDocument, WorkerSpec};
+use crate::error::PolicyError;
+use crate::model::{Layout, Mount, Policy, Rules, Worker};
+use crate::system_dirs::system_dir_of;
+use crate::vpath::VPath;
+
+pub const SUPPORTED_VERSION: u32 = 1;
+
+pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, PolicyError> {
+    let err = |msg: String| PolicyError::new(file, msg);
+    if doc.version != SUPPORTED_VERSION {
+        return Err(err(format!(
+            "unsupported version {}; this Warden reads version {SUPPORTED_VERSION}",
+            doc.version
+        ))
+        .field("version"));
+    }
+    let base = file.parent().unwrap_or(Path::new("."));
+    let sandbox = doc.sandbox.value;
+    let (layout, mounts) = match (sandbox.paths, sandbox.root) {
+        (Some(_), Some(_)) => {
+            return Err(err("give either `paths` (named mounts) or `root` (one root at /), not both".into())
+                .field("sandbox")
+                .at(&doc.sandbox.referenced));
+        }
+        (None, None) => {
+            return Err(err("give `paths` (named mounts) or `root` (one root at /)".into())
+                .field("sandbox")
+                .at(&doc.sandbox.referenced));
+        }
+        (None, Some(root)) => (Layout::Root, vec![mount(file, base, None, &root, "sandbox.root")?]),
+        (Some(paths), None) => {
+            if paths.is_empty() {
+                return Err(err("at least one mount is needed".into()).field("sandbox.paths"));
+            }
+            let mut mounts = Vec::new();
+            for (name, spec) in &paths {
+                let field = format!("sandbox.paths.{name}");
+                check_mount_name(name).map_err(|m| err(m).field(&field).at(&spec.referenced))?;
+                mounts.push(mount(file, base, Some(name), spec, &field)?);
+            }
+            reject_overlaps(file, &mounts, &paths)?;
+            (Layout::Named, mounts)
+        }
+    };
+    let mut policy = Policy {
+        file: file.to_owned(),
+        layout,
+        mounts,
+        network: sandbox.network,
+        require_os_sandbox: sandbox.require_os_sandbox,
+        workers: IndexMap::new(),
+    };
+    for (name, spec) in doc.workers {
+        let worker = worker(&policy, &name, spec)?;
+        policy.workers.insert(name, worker);
+    }
+    Ok(policy)
+}
+
+fn check_mount_name(name: &str) -> Result<(), String> {
+    let valid_chars = name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if name.is_empty() || name == "." || name == ".." || !valid_chars {
+        return Err(format!(
+            "'{}' is not a valid mount name (use letters, digits, '.', '_' and '-')",
+            name.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
+fn mount(
+    file: &Path,
+    base: &Path,
+    name: Option<&String>,
+    spec: &Spanned<MountSpec>,
+    field: &str,
+) -> Result<Mount, PolicyError> {
+    let fail = |sub: &str, msg: String| {
+        PolicyError::new(file, msg).field(format!("{field}.{sub}")).at(&spec.referenced)
+    };
+    let s = &spec.value;
+    let writable = match (s.mode, s.readonly) {
+        (Some(Mode::Rw), Some(true)) | (Some(Mode::Ro), Some(false)) => {
+            return Err(fail("readonly", "contradicts `mode`; give only one of them".into()));
+        }
+        (Some(mode), _) => mode == Mode::Rw,
+        (None, Some(readonly)) => !readonly,
+        (None, None) => false,
+    };
+    if let Some(suffixes) = &s.suffixes {
+        if let Some(bad) = suffixes.iter().find(|x| x.len() < 2 || !x.starts_with('.') || x.contains('/')) {
+            return Err(fail("suffixes", format!("'{bad}' is not a suffix; write it with a leading dot, like '.md'")));
+        }
+    }
+    let host_root = resolve_root(base, &s.root).map_err(|m| fail("root", m))?;
+    Ok(Mount {
+        name: name.cloned(),
+        path: match name {
+            Some(n) => VPath::root().join(n),
+            None => VPath::root(),
+        },
+        host_root,
+        rules: Rules {
+            writable,
+            suffixes: s.suffixes.clone(),
+            max_file_bytes: s.max_file_bytes,
+            read_approval: s.read_approval,
+            write_approval: s.write_approval,
+        },
+    })
+}
+
+/// Resolves a root against the policy's folder, checking it as written and as resolved.
+fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
+    if root.starts_with('~') {
+        return Err(format!("'{root}': '~' is not expanded; write the full path or one relative to the policy file"));
+    }
+    let written = lexically_normal(&base.join(root));
+    if let Some(sys) = system_dir_of(&written) {
+        return Err(format!("'{root}' is the system folder {} or inside it; it cannot be mounted", sys.display()));
+    }
+    let resolved = written
+        .canonicalize()
+        .map_err(|e| format!("'{root}' does not exist or cannot be reached ({})", e.kind()))?;
+    if !resolved.is_dir() {
+        return Err(format!("'{root}' is not a folder"));
+    }
+    if let Some(sys) = system_dir_of(&resolved) {
+        return Err(format!(
+            "'{root}' resolves through symlinks to {}, in the system folder {}; it cannot be mounted",
+            resolved.display(),
+            sys.display()
+        ));
+    }
+    Ok(resolved)
+}
+
+/// Folds `.` and `..` without touching the host (so `/tmp/../etc` is seen as `/etc`).
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in std::path::absolute(path).unwrap_or_else(|_| path.to_owned()).components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn reject_overlaps(
+    file: &Path,
+    mounts: &[Mount],
+    specs: &IndexMap<String, Spanned<MountSpec>>,
+) -> Result<(), PolicyError> {
+    for (i, later) in mounts.iter().enumerate() {
+        for earlier in &mounts[..i] {
+            let (a, b) = (&earlier.host_root, &later.host_root);
+            if a.starts_with(b) || b.starts_with(a) {
+                let (en, ln) = (earlier.name.as_deref().unwrap_or("/"), later.name.as_deref().unwrap_or("/"));
+                let relation = if a == b { "is the same folder as" } else if b.starts_with(a) { "lies inside" } else { "contains" };
+                return Err(PolicyError::new(file, format!("root of '{ln}' {relation} the root of '{en}'; mounts must not overlap"))
+                    .field(format!("sandbox.paths.{ln}.root"))
+                    .at(&specs[ln].referenced));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Worker, PolicyError> {
+    let s = spec.value;
+    let request = DeriveRequest {
+        allow_read: s.allow_read,
+        allow_write: s.allow_write,
+        readonly: s.readonly,
+        inherit: s.inherit,
+    };
+    policy
+        .with_namespace(|ns| plan_derive(&policy.areas(), ns, &request, |p| p.clone()))
+        .map_err(|e| {
+            PolicyError::new(&policy.file, e.to_string())
+                .field(format!("workers.{name}.{}", e.field()))
+                .at(&spec.referenced)
+        })?;
+    Ok(Worker { name: name.to_owned(), request })
+}

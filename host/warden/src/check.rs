@@ -1,0 +1,56 @@
+//! `warden check`: validate, then show what the program and each worker see.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use warden_fs::{OpenMount, Sandbox};
+use warden_policy::Rules;
+
+use crate::exit::Failure;
+
+pub fn run(policy_file: &Path) -> Result<String, Failure> {
+    let policy = warden_policy::load(policy_file)?;
+    let program = Sandbox::open(&policy)?;
+    let mut out = format!("{}: valid\n", policy.file.display());
+    let _ = writeln!(out, "network: {}", if policy.network { "on" } else { "off" });
+    describe(&mut out, "program", &program);
+    for (name, worker) in &policy.workers {
+        let child = program.derive(&worker.request).map_err(|e| {
+            Failure::usage(format!("invalid policy: {}: workers.{name}: {e}", policy.file.display()))
+        })?;
+        describe(&mut out, &format!("worker {name}"), &child);
+    }
+    Ok(out)
+}
+
+fn describe(out: &mut String, title: &str, sandbox: &Sandbox) {
+    let _ = writeln!(out, "{title}:");
+    if sandbox.mounts().is_empty() {
+        let _ = writeln!(out, "  (no access)");
+    }
+    let width = sandbox.mounts().iter().map(|m| m.path.as_str().len()).max().unwrap_or(0);
+    for m in sandbox.mounts() {
+        let _ = writeln!(out, "  {:width$}  {}  {}{}", m.path.as_str(), mode(m), m.host_root.display(), rules(&m.rules));
+    }
+}
+
+fn mode(m: &OpenMount) -> &'static str {
+    if m.rules.writable { "rw" } else { "ro" }
+}
+
+fn rules(r: &Rules) -> String {
+    let mut s = String::new();
+    if let Some(list) = &r.suffixes {
+        let _ = write!(s, "  suffixes={}", list.join(","));
+    }
+    if let Some(max) = r.max_file_bytes {
+        let _ = write!(s, "  max_file_bytes={max}");
+    }
+    if r.read_approval {
+        s.push_str("  read_approval");
+    }
+    if r.write_approval {
+        s.push_str("  write_approval");
+    }
+    s
+}

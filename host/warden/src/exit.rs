@@ -1,0 +1,53 @@
+//! Exit statuses, one place: 0 ok, 1 failure, 2 usage or policy, 3 denied.
+
+use std::fmt;
+use std::process::ExitCode;
+
+use warden_fs::FsError;
+use warden_policy::PolicyError;
+
+/// A failed command: what to print on stderr and which status to exit with.
+pub struct Failure {
+    pub status: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub const FAILED: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const DENIED: u8 = 3;
+
+    pub fn usage(message: impl fmt::Display) -> Failure {
+        Failure { status: Self::USAGE, message: message.to_string() }
+    }
+
+    pub fn exit(self) -> ExitCode {
+        eprintln!("{}", self.message);
+        ExitCode::from(self.status)
+    }
+}
+
+impl From<FsError> for Failure {
+    fn from(e: FsError) -> Failure {
+        let status = if e.is_denial() {
+            Self::DENIED
+        } else if e.is_usage() {
+            Self::USAGE
+        } else {
+            Self::FAILED
+        };
+        Failure { status, message: e.to_string() }
+    }
+}
+
+impl From<PolicyError> for Failure {
+    fn from(e: PolicyError) -> Failure {
+        Failure::usage(format!("invalid policy: {e}"))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure { status: Self::FAILED, message: format!("warden: {e}") }
+    }
+}

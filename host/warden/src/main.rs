@@ -1,0 +1,27 @@
+mod check;
+mod cli;
+mod exit;
+mod fs_cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use exit::Failure;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { policy } => check::run(&policy).map(|report| print!("{report}")),
+        Command::Schema => {
+            println!("{}", warden_policy::json_schema());
+            Ok(())
+        }
+        Command::Fs(args) => fs_cmd::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure @ Failure { .. }) => failure.exit(),
+    }
+}
