@@ -118,9 +118,10 @@ impl fmt::Display for FsError {
         match self {
             FsError::Denied(d) => d.fmt(f),
             FsError::NotFound { op, path } => write!(f, "Cannot {op} '{path}': no such file or folder."),
-            FsError::AlreadyExists { op, path } => {
+            FsError::AlreadyExists { op: op @ (Op::Move | Op::Copy), path } => {
                 write!(f, "Cannot {op} to '{path}': destination already exists.")
             }
+            FsError::AlreadyExists { op, path } => write!(f, "Cannot {op} '{path}': it already exists."),
             FsError::IsADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is a folder."),
             FsError::NotADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is not a folder."),
             FsError::NotText { path } => {

@@ -75,12 +75,7 @@ impl Sandbox {
     /// Opens a file for reading after the suffix and size rules, never
     /// following a symlink that was not checked. Returns the file and its size.
     pub(crate) fn open_file(&self, target: &Target<'_>, op: Op) -> Result<(File, u64)> {
-        if target.is_mount_root() {
-            return Err(FsError::IsADirectory { op, path: target.display() });
-        }
-        if let Some(name) = target.vpath.file_name() {
-            self.check_name(target, name)?;
-        }
+        self.check_file_name(target, op)?;
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No);
         let file = match target.mount.dir.open_with(&target.rel, &options) {

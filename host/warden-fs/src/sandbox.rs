@@ -201,6 +201,21 @@ impl Sandbox {
         })
     }
 
+    /// The suffix rule for an operation on a file: a folder is reported as
+    /// a folder, whatever its name.
+    pub(crate) fn check_file_name(&self, target: &Target<'_>, op: Op) -> Result<()> {
+        let name = match target.vpath.file_name() {
+            Some(name) if !target.is_mount_root() => name,
+            _ => return Err(FsError::IsADirectory { op, path: target.display() }),
+        };
+        self.check_name(target, name).map_err(|denial| {
+            match target.mount.dir.metadata(&target.rel) {
+                Ok(m) if m.is_dir() => FsError::IsADirectory { op, path: target.display() },
+                _ => denial.into(),
+            }
+        })
+    }
+
     /// Checks access to `input` the way an operation would, without doing it.
     fn check(&self, input: &str, access: Access) -> Result<()> {
         let target = self.locate(input, access)?;
@@ -277,6 +292,19 @@ impl Sandbox {
             }
         }
         Err(io_error(Op::Read, target, io::Error::from_raw_os_error(40), self))
+    }
+}
+
+/// Opens the folder `rel` below `dir`, creating it and its parents when missing.
+/// When creation fails because a component is in the way, the error of the
+/// open is returned instead, so that an escaping symlink reads as an escape.
+pub(crate) fn ensure_dir(dir: &Dir, rel: &Path) -> io::Result<Dir> {
+    match dir.open_dir(rel) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            dir.create_dir_all(rel).or_else(|create| dir.open_dir(rel).and(Err(create)))?;
+            dir.open_dir(rel)
+        }
+        other => other,
     }
 }
 

@@ -4,7 +4,7 @@ use std::io;
 
 
 use crate::error::{Denial, FsError, Op, Result};
-use crate::sandbox::{io_error, Access, Sandbox, Target};
+use crate::sandbox::{ensure_dir, io_error, Access, Sandbox, Target};
 
 impl Sandbox {
     /// Deletes a file, a symlink (not what it points to) or an empty folder.
@@ -27,7 +27,7 @@ impl Sandbox {
     /// Creates a folder and any missing parents; an existing folder is fine.
     pub fn mkdir(&self, path: &str) -> Result<()> {
         let target = self.locate(path, Access::Write)?;
-        target.mount.dir.create_dir_all(target.rel_or_dot()).map_err(|e| io_error(Op::Mkdir, &target, e, self))
+        ensure_dir(&target.mount.dir, target.rel_or_dot()).map(drop).map_err(|e| io_error(Op::Mkdir, &target, e, self))
     }
 
     /// Moves a file or folder; the destination must not exist.
@@ -96,7 +96,7 @@ impl Sandbox {
             return Err(FsError::AlreadyExists { op, path: dst.display() });
         }
         match dst.rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(parent) => dst.mount.dir.create_dir_all(parent).map_err(|e| io_error(op, dst, e, self)),
+            Some(parent) => ensure_dir(&dst.mount.dir, parent).map(drop).map_err(|e| io_error(op, dst, e, self)),
             None => Ok(()),
         }
     }

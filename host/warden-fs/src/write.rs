@@ -8,7 +8,7 @@ use cap_tempfile::TempFile;
 
 use crate::error::{Denial, FsError, Op, Result};
 use crate::read::ReadOptions;
-use crate::sandbox::{io_error, Access, Sandbox, Target};
+use crate::sandbox::{ensure_dir, io_error, Access, Sandbox, Target};
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +45,7 @@ impl Sandbox {
     /// Locates a file that may be written, suffix rule included.
     pub(crate) fn writable_file(&self, path: &str, op: Op) -> Result<Target<'_>> {
         let target = self.locate(path, Access::Write)?;
-        match target.vpath.file_name() {
-            Some(name) if !target.is_mount_root() => self.check_name(&target, name)?,
-            _ => return Err(FsError::IsADirectory { op, path: target.display() }),
-        }
+        self.check_file_name(&target, op)?;
         Ok(target)
     }
 
@@ -72,8 +69,7 @@ impl Sandbox {
         let dir: &Dir = if parent.as_os_str().is_empty() {
             &target.mount.dir
         } else {
-            target.mount.dir.create_dir_all(parent).map_err(fail)?;
-            owned_parent = target.mount.dir.open_dir(parent).map_err(fail)?;
+            owned_parent = ensure_dir(&target.mount.dir, parent).map_err(fail)?;
             &owned_parent
         };
         let existing = dir.symlink_metadata(name).ok();
