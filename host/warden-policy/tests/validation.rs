@@ -1,0 +1,228 @@
+//! Policy validation: every rejection names its field, YAML errors carry line and column.
+
+use std::fs;
+
+use tempfile::TempDir;
+use warden_policy::Layout;
+
+struct Dir(TempDir);
+
+impl Dir {
+    fn new() -> Dir {
+        let d = tempfile::tempdir().unwrap();
+        for sub in ["portfolio/reports", "pipeline", "portfolio/drafts"] {
+            fs::create_dir_all(d.path().join(sub)).unwrap();
+        }
+        fs::write(d.path().join("file.md"), "x").unwrap();
+        Dir(d)
+    }
+
+    fn check(&self, yaml: &str) -> Result<warden_policy::Policy, String> {
+        let file = self.0.path().join("policy.yaml");
+        fs::write(&file, yaml).unwrap();
+        warden_policy::load(&file).map_err(|e| {
+            let text = e.to_string();
+            text.strip_prefix(&format!("{}", file.display())).unwrap().to_owned()
+        })
+    }
+}
+
+const DESIGN: &str = "\
+version: 1
+sandbox:
+  paths:
+    portfolio: { root: ./portfolio, mode: rw, suffixes: [.md, .pdf], max_file_bytes: 10000000, write_approval: true }
+    pipeline:  { root: ./pipeline,  mode: ro }
+  network: false
+  require_os_sandbox: false
+workers:
+  analyzer: { allow_read: [/portfolio/reports], readonly: true }
+  writer:   { inherit: true, allow_write: [/portfolio/drafts] }
+";
+
+fn paths(mounts: &str) -> String {
+    format!("version: 1\nsandbox:\n  paths:\n{mounts}")
+}
+
+#[test]
+fn the_design_example_is_valid() {
+    let d = Dir::new();
+    let p = d.check(DESIGN).unwrap();
+    assert_eq!(p.layout, Layout::Named);
+    assert_eq!(p.mount_names(), ["portfolio", "pipeline"]);
+    let rules = &p.mounts[0].rules;
+    assert!(rules.writable && rules.write_approval && !rules.read_approval);
+    assert_eq!(rules.max_file_bytes, Some(10_000_000));
+    assert_eq!(p.mounts[0].host_root, d.0.path().canonicalize().unwrap().join("portfolio"));
+    assert!(!p.mounts[1].rules.writable);
+    assert_eq!(p.workers.keys().collect::<Vec<_>>(), ["analyzer", "writer"]);
+}
+
+#[test]
+fn the_root_form_is_valid_and_read_only_by_default() {
+    let d = Dir::new();
+    let p = d.check("version: 1\nsandbox:\n  root: { root: ., readonly: false, suffixes: null, max_file_bytes: null }\n").unwrap();
+    assert_eq!((p.layout, p.mounts[0].path.as_str(), p.mounts[0].rules.writable), (Layout::Root, "/", true));
+    let p = d.check("version: 1\nsandbox:\n  root: { root: . }\n").unwrap();
+    assert!(!p.mounts[0].rules.writable);
+}
+
+#[test]
+fn both_paths_and_root_are_rejected() {
+    let d = Dir::new();
+    let e = d.check("version: 1\nsandbox:\n  root: { root: . }\n  paths:\n    a: { root: ./pipeline }\n").unwrap_err();
+    assert_eq!(e, ":3:3: sandbox: give either `paths` (named mounts) or `root` (one root at /), not both");
+}
+
+#[test]
+fn neither_paths_nor_root_is_rejected() {
+    let e = Dir::new().check("version: 1\nsandbox:\n  network: true\n").unwrap_err();
+    assert_eq!(e, ":3:3: sandbox: give `paths` (named mounts) or `root` (one root at /)");
+}
+
+#[test]
+fn unknown_keys_are_rejected_with_line_and_column() {
+    let d = Dir::new();
+    let e = d.check(&paths("    pipeline: { root: ./pipeline, colour: red }\n")).unwrap_err();
+    assert_eq!(e, ":4:35: unknown field `colour`, expected one of root, mode, readonly, suffixes, max_file_bytes, read_approval, write_approval");
+    let e = d.check("version: 1\nsandbox:\n  root: { root: . }\nextra: 1\n").unwrap_err();
+    assert_eq!(e, ":4:1: unknown field `extra`, expected one of version, sandbox, workers");
+}
+
+#[test]
+fn bad_yaml_reports_line_and_column() {
+    let e = Dir::new().check(&paths("    pipeline: { root: ./pipeline\n")).unwrap_err();
+    assert_eq!(e, ":4:15: unclosed bracket '{'");
+    let e = Dir::new().check(&paths("    pipeline: { root: ./pipeline, mode: rx }\n")).unwrap_err();
+    assert_eq!(e, ":4:41: unknown variant `rx`, expected one of ro, rw");
+}
+
+#[test]
+fn duplicate_mount_names_are_rejected() {
+    let e = Dir::new().check(&paths("    a: { root: ./pipeline }\n    a: { root: ./portfolio }\n")).unwrap_err();
+    assert_eq!(e, ":5:5: duplicate mapping key `a` is not allowed here");
+}
+
+#[test]
+fn overlapping_roots_are_rejected() {
+    let d = Dir::new();
+    let e = d.check(&paths("    a: { root: ./portfolio }\n    b: { root: ./portfolio/reports }\n")).unwrap_err();
+    assert_eq!(e, ":5:8: sandbox.paths.b.root: root of 'b' lies inside the root of 'a'; mounts must not overlap");
+    let e = d.check(&paths("    a: { root: ./portfolio/reports }\n    b: { root: ./portfolio }\n")).unwrap_err();
+    assert_eq!(e, ":5:8: sandbox.paths.b.root: root of 'b' contains the root of 'a'; mounts must not overlap");
+    let e = d.check(&paths("    a: { root: ./pipeline }\n    b: { root: ./portfolio/../pipeline }\n")).unwrap_err();
+    assert_eq!(e, ":5:8: sandbox.paths.b.root: root of 'b' is the same folder as the root of 'a'; mounts must not overlap");
+}
+
+#[test]
+fn overlap_through_a_symlink_is_rejected() {
+    let d = Dir::new();
+    std::os::unix::fs::symlink(d.0.path().join("portfolio"), d.0.path().join("alias")).unwrap();
+    let e = d.check(&paths("    a: { root: ./portfolio }\n    b: { root: ./alias/reports }\n")).unwrap_err();
+    assert!(e.contains("root of 'b' lies inside the root of 'a'"), "{e}");
+}
+
+#[test]
+fn missing_root_and_file_root_are_rejected() {
+    let d = Dir::new();
+    let e = d.check(&paths("    a: { root: ./nope }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.root: './nope' does not exist or cannot be reached (entity not found)");
+    let e = d.check(&paths("    a: { root: ./file.md }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.root: './file.md' is not a folder");
+}
+
+#[test]
+fn system_folders_are_rejected_as_written() {
+    let d = Dir::new();
+    for (root, sys) in [("/", "/"), ("/etc", "/etc"), ("/usr/lib", "/usr"), ("/var/lib", "/var"), ("/proc/self", "/proc"), ("/root", "/root"), ("/dev", "/dev"), ("/sys", "/sys"), ("/boot", "/boot"), ("/bin", "/bin"), ("/sbin", "/sbin")] {
+        let e = d.check(&paths(&format!("    a: {{ root: {root} }}\n"))).unwrap_err();
+        assert_eq!(e, format!(":4:8: sandbox.paths.a.root: '{root}' is the system folder {sys} or inside it; it cannot be mounted"));
+    }
+    let e = d.check(&paths("    a: { root: ./../../../../../../../../etc }\n")).unwrap_err();
+    assert!(e.contains("is the system folder /etc or inside it"), "{e}");
+}
+
+#[test]
+fn system_folders_are_rejected_after_resolving_symlinks() {
+    let d = Dir::new();
+    std::os::unix::fs::symlink("/etc", d.0.path().join("config")).unwrap();
+    let e = d.check(&paths("    a: { root: ./config }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.root: './config' resolves through symlinks to /etc, in the system folder /etc; it cannot be mounted");
+}
+
+#[test]
+fn var_tmp_is_allowed() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("p.yaml");
+    fs::write(&file, "version: 1\nsandbox:\n  root: { root: . }\n").unwrap();
+    assert!(warden_policy::load(&file).is_ok());
+}
+
+#[test]
+fn home_relative_root_is_rejected() {
+    let e = Dir::new().check(&paths("    a: { root: ~/x }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.root: '~/x': '~' is not expanded; write the full path or one relative to the policy file");
+}
+
+#[test]
+fn contradictory_mode_and_bad_suffix_are_rejected() {
+    let d = Dir::new();
+    let e = d.check(&paths("    a: { root: ./pipeline, mode: rw, readonly: true }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.readonly: contradicts `mode`; give only one of them");
+    let e = d.check(&paths("    a: { root: ./pipeline, suffixes: [md] }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.suffixes: 'md' is not a suffix; write it with a leading dot, like '.md'");
+}
+
+#[test]
+fn bad_mount_name_and_version_are_rejected() {
+    let d = Dir::new();
+    let e = d.check(&paths("    \"a/b\": { root: ./pipeline }\n")).unwrap_err();
+    assert_eq!(e, ":4:12: sandbox.paths.a/b: 'a/b' is not a valid mount name (use letters, digits, '.', '_' and '-')");
+    let e = d.check("version: 2\nsandbox:\n  root: { root: . }\n").unwrap_err();
+    assert_eq!(e, ": version: unsupported version 2; this Warden reads version 1");
+}
+
+#[test]
+fn worker_naming_an_unknown_mount_is_rejected() {
+    let d = Dir::new();
+    let yaml = format!("{}workers:\n  w: {{ allow_read: [/nowhere/x] }}\n", paths("    pipeline: { root: ./pipeline }\n"));
+    assert_eq!(
+        d.check(&yaml).unwrap_err(),
+        ":6:6: workers.w.allow_read[0]: SandboxPermissionEscalationError: cannot grant read access to '/nowhere/x': the parent sandbox can read only: /pipeline. Request a path inside /pipeline."
+    );
+}
+
+#[test]
+fn worker_asking_for_more_than_the_program_is_rejected() {
+    let d = Dir::new();
+    let base = paths("    pipeline: { root: ./pipeline }\n");
+    let e = d.check(&format!("{base}workers:\n  w: {{ allow_write: [/pipeline] }}\n")).unwrap_err();
+    assert!(e.starts_with(":6:6: workers.w.allow_write[0]: SandboxPermissionEscalationError: cannot grant write access to '/pipeline'"), "{e}");
+    let e = d.check(&format!("{base}workers:\n  w: {{ inherit: true, readonly: false }}\n")).unwrap_err();
+    assert!(e.starts_with(":6:6: workers.w.readonly: SandboxPermissionEscalationError: cannot grant readonly: false"), "{e}");
+    let e = d.check(&format!("{base}workers:\n  w: {{ allow_read: [/pipeline], nope: 1 }}\n")).unwrap_err();
+    assert!(e.contains("unknown field `nope`"), "{e}");
+}
+
+#[test]
+fn yaml_alias_bomb_is_refused_without_expanding() {
+    let mut yaml = String::from("version: 1\nsandbox:\n  root: { root: . }\nworkers:\n  w0: { allow_read: &a0 [l, l, l, l, l, l, l, l, l] }\n");
+    for i in 1..12 {
+        yaml.push_str(&format!("  w{i}: {{ allow_read: &a{i} [{}] }}\n", vec![format!("*a{}", i - 1); 9].join(", ")));
+    }
+    let e = Dir::new().check(&yaml).unwrap_err();
+    assert!(e.starts_with(":6:"), "{e}");
+}
+
+#[test]
+fn schema_describes_the_file() {
+    let schema: serde_json::Value = serde_json::from_str(&warden_policy::json_schema()).unwrap();
+    assert_eq!(schema["title"], "PolicyDocument");
+    assert_eq!(schema["required"], serde_json::json!(["version", "sandbox"]));
+    assert_eq!(schema["additionalProperties"], false);
+    let mount = &schema["$defs"]["MountSpec"];
+    assert_eq!(mount["additionalProperties"], false);
+    for key in ["root", "mode", "readonly", "suffixes", "max_file_bytes", "read_approval", "write_approval"] {
+        assert!(mount["properties"].get(key).is_some(), "{key}");
+    }
+}
