@@ -50,7 +50,7 @@ impl Sandbox {
     pub fn read(&self, path: &str, options: ReadOptions) -> Result<TextRead> {
         let (target, bytes) = self.read_checked(path, Op::Read)?;
         let text = String::from_utf8(bytes).map_err(|_| FsError::NotText { path: target.display() })?;
-        Ok(window(&text, options))
+        Ok(window(text, options))
     }
 
     /// Reads a whole file as bytes.
@@ -60,15 +60,20 @@ impl Sandbox {
 
     fn read_checked(&self, path: &str, op: Op) -> Result<(Target<'_>, Vec<u8>)> {
         let target = self.locate(path, Access::Read)?;
-        let (file, size) = self.open_file(&target, op)?;
-        let max = target.mount.rules.max_file_bytes;
-        let mut bytes = Vec::with_capacity(size as usize);
-        // Bounded even if the file grows after the size check.
-        let limit = max.map_or(u64::MAX, |m| m.saturating_add(1));
-        file.take(limit).read_to_end(&mut bytes).map_err(|e| io_error(op, &target, e, self))?;
-        if let Some(max) = max.filter(|&m| bytes.len() as u64 > m) {
-            return Err(Denial::FileTooLarge { path: target.display(), size: bytes.len() as u64, max }.into());
+        let (mut file, size) = self.open_file(&target, op)?;
+        // Read up to the size seen at open, which the size rule has checked:
+        // memory stays bounded even if the file grows meanwhile.
+        let mut bytes = vec![0u8; size as usize];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_error(op, &target, e, self)),
+            }
         }
+        bytes.truncate(filled);
         Ok((target, bytes))
     }
 
@@ -97,14 +102,22 @@ impl Sandbox {
     }
 }
 
-fn window(text: &str, options: ReadOptions) -> TextRead {
-    let total_chars = text.chars().count();
+fn window(text: String, options: ReadOptions) -> TextRead {
+    // `is_ascii` is several times faster than counting, and ASCII is the common case.
+    let total_chars = if text.is_ascii() { text.len() } else { text.chars().count() };
     let offset = options.offset.min(total_chars);
     let end = options.max_chars.map_or(total_chars, |n| offset.saturating_add(n).min(total_chars));
-    let byte_at = |chars: usize| text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i);
-    let start_byte = byte_at(offset);
-    let end_byte = start_byte + text[start_byte..].char_indices().nth(end - offset).map_or(text.len() - start_byte, |(i, _)| i);
+    if offset == 0 && end == total_chars {
+        return TextRead { text, offset, end, total_chars };
+    }
+    let start_byte = byte_index(&text, offset);
+    let end_byte = start_byte + byte_index(&text[start_byte..], end - offset);
     TextRead { text: text[start_byte..end_byte].to_owned(), offset, end, total_chars }
+}
+
+/// The byte index of the `chars`-th character, or the length when past the end.
+fn byte_index(text: &str, chars: usize) -> usize {
+    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
 #[cfg(test)]
@@ -113,7 +126,7 @@ mod tests {
 
     #[test]
     fn window_counts_characters_not_bytes() {
-        let r = window("héllo wörld", ReadOptions { offset: 1, max_chars: Some(4) });
+        let r = window("héllo wörld".into(), ReadOptions { offset: 1, max_chars: Some(4) });
         assert_eq!((r.text.as_str(), r.offset, r.end, r.total_chars), ("éllo", 1, 5, 11));
         assert_eq!(
             r.notice().unwrap(),
@@ -123,13 +136,13 @@ mod tests {
 
     #[test]
     fn window_past_the_end_is_empty_and_not_truncated() {
-        let r = window("abc", ReadOptions { offset: 10, max_chars: Some(2) });
+        let r = window("abc".into(), ReadOptions { offset: 10, max_chars: Some(2) });
         assert_eq!((r.text.as_str(), r.end, r.is_truncated()), ("", 3, false));
     }
 
     #[test]
     fn whole_file_is_not_truncated() {
-        let r = window("abc", ReadOptions::default());
+        let r = window("abc".into(), ReadOptions::default());
         assert_eq!((r.text.as_str(), r.notice()), ("abc", None));
     }
 }
