@@ -91,6 +91,7 @@ pub enum FsError {
     Unsupported { op: Op, path: String, why: &'static str },
     InvalidGlob { glob: String, why: String },
     Derive(DeriveError),
+    UnknownWorker { name: String, known: Vec<String> },
     /// Any other I/O failure. The OS text carries no path.
     Io { op: Op, path: String, source: io::Error },
 }
@@ -103,7 +104,7 @@ impl FsError {
 
     /// A mistake in the request's own arguments.
     pub fn is_usage(&self) -> bool {
-        matches!(self, FsError::InvalidGlob { .. } | FsError::Derive(DeriveError::InvalidEntry { .. } | DeriveError::ReadonlyWithWrites))
+        matches!(self, FsError::InvalidGlob { .. } | FsError::UnknownWorker { .. } | FsError::Derive(DeriveError::InvalidEntry { .. } | DeriveError::ReadonlyWithWrites))
     }
 }
 
@@ -137,6 +138,10 @@ impl fmt::Display for FsError {
             FsError::Unsupported { op, path, why } => write!(f, "Cannot {op} '{path}': {why}."),
             FsError::InvalidGlob { glob, why } => write!(f, "Invalid glob '{glob}': {why}"),
             FsError::Derive(e) => e.fmt(f),
+            FsError::UnknownWorker { name, known } => {
+                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+                write!(f, "unknown worker '{name}'; the policy defines: {known}")
+            }
             FsError::Io { op, path, source } => write!(f, "Cannot {op} '{path}': {}", io_text(source)),
         }
     }

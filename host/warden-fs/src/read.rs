@@ -86,7 +86,7 @@ impl Sandbox {
         let file = match target.mount.dir.open_with(&target.rel, &options) {
             Ok(file) => file,
             Err(_) => {
-                let rel = self.follow_final(target)?;
+                let rel = self.follow_final(target, op)?;
                 target.mount.dir.open_with(&rel, &options).map_err(|e| io_error(op, target, e, self))?
             }
         };

@@ -94,11 +94,19 @@ impl Sandbox {
         Ok(Sandbox { layout: policy.layout, mount_names: policy.mount_names(), mounts })
     }
 
-    /// The sandbox of `worker`, or of the program when `None`.
+    /// The sandbox of `worker`, or of the program when `None`. An unknown
+    /// worker is an error, never a fallback to the program's access.
     pub fn open_for(policy: &Policy, worker: Option<&str>) -> Result<Sandbox> {
+        let request = match worker {
+            None => None,
+            Some(name) => Some(&policy.workers.get(name).ok_or_else(|| FsError::UnknownWorker {
+                name: name.to_owned(),
+                known: policy.workers.keys().cloned().collect(),
+            })?.request),
+        };
         let program = Sandbox::open(policy)?;
-        match worker.and_then(|w| policy.workers.get(w)) {
-            Some(w) => program.derive(&w.request),
+        match request {
+            Some(request) => program.derive(request),
             None => Ok(program),
         }
     }
@@ -277,12 +285,12 @@ impl Sandbox {
 
     /// Follows symlinks in the last component, inside the mount, checking the
     /// suffix rule against every name on the way; returns the final relative path.
-    pub(crate) fn follow_final(&self, target: &Target<'_>) -> Result<PathBuf> {
+    pub(crate) fn follow_final(&self, target: &Target<'_>, op: Op) -> Result<PathBuf> {
         let mut rel = target.rel.clone();
         for _ in 0..MAX_SYMLINK_HOPS {
             match target.mount.dir.symlink_metadata(&rel) {
                 Ok(m) if m.file_type().is_symlink() => {
-                    let link = target.mount.dir.read_link(&rel).map_err(|e| io_error(Op::Read, target, e, self))?;
+                    let link = target.mount.dir.read_link(&rel).map_err(|e| io_error(op, target, e, self))?;
                     rel = rel.parent().unwrap_or(Path::new("")).join(link);
                     if let Some(Component::Normal(name)) = rel.components().next_back() {
                         self.check_name(target, &name.to_string_lossy())?;
@@ -291,7 +299,7 @@ impl Sandbox {
                 _ => return Ok(rel),
             }
         }
-        Err(io_error(Op::Read, target, io::Error::from_raw_os_error(40), self))
+        Err(io_error(op, target, io::Error::other("Too many levels of symbolic links"), self))
     }
 }
 

@@ -63,7 +63,7 @@ impl Sandbox {
             return Err(Denial::ContentTooLarge { path: target.display(), size, max }.into());
         }
         let fail = |e: io::Error| io_error(op, target, e, self);
-        let rel = self.follow_final(target)?;
+        let rel = self.follow_final(target, op)?;
         let (parent, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name().unwrap_or_default());
         let owned_parent;
         let dir: &Dir = if parent.as_os_str().is_empty() {

@@ -102,7 +102,7 @@ fn symlink_loop_fails_without_hanging() {
     t.symlink("a.md", "portfolio/b.md");
     let sb = t.sandbox();
     assert_eq!(err(read(&sb, "/portfolio/a.md")), "Cannot read '/portfolio/a.md': Too many levels of symbolic links");
-    assert_eq!(err(sb.write("/portfolio/a.md", b"x")), "Cannot read '/portfolio/a.md': Too many levels of symbolic links");
+    assert_eq!(err(sb.write("/portfolio/a.md", b"x")), "Cannot write to '/portfolio/a.md': Too many levels of symbolic links");
 }
 
 #[test]

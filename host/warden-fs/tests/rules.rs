@@ -398,3 +398,11 @@ fn approval_flags_are_exposed() {
     let rules = &sb.mounts()[0].rules;
     assert!(rules.read_approval && rules.write_approval);
 }
+
+#[test]
+fn unknown_worker_is_an_error_not_the_program_sandbox() {
+    let t = Tree::new();
+    let e = warden_fs::Sandbox::open_for(&t.policy(), Some("ghost")).unwrap_err();
+    assert!(e.is_usage());
+    assert_eq!(e.to_string(), "unknown worker 'ghost'; the policy defines: analyzer, writer, drafter");
+}
