@@ -228,11 +228,10 @@ impl Sandbox {
     fn check(&self, input: &str, access: Access) -> Result<()> {
         let target = self.locate(input, access)?;
         let is_dir = target.mount.dir.metadata(target.rel_or_dot()).is_ok_and(|m| m.is_dir());
-        if let (false, Some(name)) = (is_dir, target.vpath.file_name()) {
-            if !target.is_mount_root() {
+        if let (false, Some(name)) = (is_dir, target.vpath.file_name())
+            && !target.is_mount_root() {
                 self.check_name(&target, name)?;
             }
-        }
         Ok(())
     }
 
