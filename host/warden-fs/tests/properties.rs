@@ -29,9 +29,13 @@ const PARTS: &[&str] = &[
     "secret.md", "..", ".", "outside", "p", "q.md", "r.txt", "new.md",
 ];
 
+/// Half free-form, half anchored at a mount so that accesses often succeed.
 fn vpath() -> impl Strategy<Value = String> {
-    (any::<bool>(), prop::collection::vec(prop::sample::select(PARTS), 0..5))
-        .prop_map(|(abs, parts)| format!("{}{}", if abs { "/" } else { "" }, parts.join("/")))
+    let parts = || prop::collection::vec(prop::sample::select(PARTS), 0..5);
+    prop_oneof![
+        (any::<bool>(), parts()).prop_map(|(abs, p)| format!("{}{}", if abs { "/" } else { "" }, p.join("/"))),
+        (prop::sample::select(&["/m1", "/m2", "m1:", "m2"][..]), parts()).prop_map(|(m, p)| format!("{m}/{}", p.join("/"))),
+    ]
 }
 
 fn mount_yaml(name: &str, rw: bool, suffix: u8) -> String {
@@ -89,6 +93,10 @@ proptest! {
                 read_lands_inside(&parent, &tree, p)?;
                 if child.write(p, b"child").is_ok() {
                     prop_assert!(parent.can_write(p), "child wrote {} that parent cannot write", p);
+                    // An oracle independent of the code under test: the generated modes.
+                    let mount = parent.resolve(p).unwrap().mount;
+                    let rw = if mount.as_str().starts_with("/m1") { rw1 } else { rw2 };
+                    prop_assert!(rw, "{} was written in read-only {}", p, mount);
                 }
             }
         }
