@@ -97,13 +97,12 @@ impl Sandbox {
     /// The sandbox of `worker`, or of the program when `None`. An unknown
     /// worker is an error, never a fallback to the program's access.
     pub fn open_for(policy: &Policy, worker: Option<&str>) -> Result<Sandbox> {
-        let request = match worker {
-            None => None,
-            Some(name) => Some(&policy.workers.get(name).ok_or_else(|| FsError::UnknownWorker {
-                name: name.to_owned(),
-                known: policy.workers.keys().cloned().collect(),
-            })?.request),
-        };
+        let request = worker
+            .map(|name| {
+                let known = policy.workers.keys().cloned().collect();
+                policy.workers.get(name).map(|w| &w.request).ok_or(FsError::UnknownWorker { name: name.to_owned(), known })
+            })
+            .transpose()?;
         let program = Sandbox::open(policy)?;
         match request {
             Some(request) => program.derive(request),
@@ -224,15 +223,14 @@ impl Sandbox {
         })
     }
 
-    /// Checks access to `input` the way an operation would, without doing it.
+    /// Checks access to `input` the way an operation would, without doing it:
+    /// a folder (or a mount root) passes whatever its name.
     fn check(&self, input: &str, access: Access) -> Result<()> {
         let target = self.locate(input, access)?;
-        let is_dir = target.mount.dir.metadata(target.rel_or_dot()).is_ok_and(|m| m.is_dir());
-        if let (false, Some(name)) = (is_dir, target.vpath.file_name())
-            && !target.is_mount_root() {
-                self.check_name(&target, name)?;
-            }
-        Ok(())
+        match self.check_file_name(&target, Op::Stat) {
+            Err(FsError::IsADirectory { .. }) => Ok(()),
+            other => other,
+        }
     }
 
     /// Whether the sandbox lets `path` be read (mount, mode and suffix rules).

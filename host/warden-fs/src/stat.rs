@@ -32,9 +32,10 @@ impl Sandbox {
             .metadata(target.rel_or_dot())
             .map_err(|e| io_error(Op::Stat, &target, e, self))?;
         if meta.is_file()
-            && let Some(name) = target.vpath.file_name() {
-                self.check_name(&target, name)?;
-            }
+            && let Some(name) = target.vpath.file_name()
+        {
+            self.check_name(&target, name)?;
+        }
         let kind = if meta.is_dir() { EntryKind::Dir } else if meta.is_file() { EntryKind::File } else { EntryKind::Other };
         Ok(Stat {
             writable: self.can_write(target.vpath.as_str()),

@@ -98,9 +98,10 @@ fn mount(
         (None, None) => false,
     };
     if let Some(suffixes) = &s.suffixes
-        && let Some(bad) = suffixes.iter().find(|x| x.len() < 2 || !x.starts_with('.') || x.contains('/')) {
-            return Err(fail("suffixes", format!("'{bad}' is not a suffix; write it with a leading dot, like '.md'")));
-        }
+        && let Some(bad) = suffixes.iter().find(|x| x.len() < 2 || !x.starts_with('.') || x.contains('/'))
+    {
+        return Err(fail("suffixes", format!("'{bad}' is not a suffix; write it with a leading dot, like '.md'")));
+    }
     let host_root = resolve_root(base, &s.root).map_err(|m| fail("root", m))?;
     Ok(Mount {
         name: name.cloned(),
