@@ -99,8 +99,10 @@ impl Sandbox {
     pub fn open_for(policy: &Policy, worker: Option<&str>) -> Result<Sandbox> {
         let request = worker
             .map(|name| {
-                let known = policy.workers.keys().cloned().collect();
-                policy.workers.get(name).map(|w| &w.request).ok_or(FsError::UnknownWorker { name: name.to_owned(), known })
+                policy.workers.get(name).map(|w| &w.request).ok_or_else(|| FsError::UnknownWorker {
+                    name: name.to_owned(),
+                    known: policy.workers.keys().cloned().collect(),
+                })
             })
             .transpose()?;
         let program = Sandbox::open(policy)?;
