@@ -7,6 +7,7 @@
 //! Messages name virtual paths only. This crate knows nothing of wasmtime.
 
 mod error;
+mod links;
 mod list;
 mod read;
 mod sandbox;
@@ -15,6 +16,7 @@ mod tree;
 mod write;
 
 pub use error::{Denial, FsError, Op, Result};
+pub use links::{follow_final, Followed};
 pub use list::{Entry, EntryKind};
 pub use read::{ReadOptions, TextRead};
 pub use sandbox::{OpenMount, Resolved, Sandbox};

@@ -5,7 +5,7 @@
 //! only ever turned into a path relative to such a handle, never into a host path.
 
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -14,9 +14,7 @@ use warden_policy::{
 };
 
 use crate::error::{Denial, FsError, Op, Result};
-
-/// Symlink hops followed in a final path component before giving up (as Linux does).
-const MAX_SYMLINK_HOPS: usize = 40;
+use crate::links::{self, Followed};
 
 /// A part of the virtual namespace with the handle that serves it.
 #[derive(Debug)]
@@ -137,11 +135,11 @@ impl Sandbox {
         self.mounts.iter().filter(|m| m.rules.writable).map(|m| m.path.clone()).collect()
     }
 
-    pub(crate) fn readable_list(&self) -> String {
+    pub fn readable_list(&self) -> String {
         list_paths(self.areas().iter())
     }
 
-    pub(crate) fn writable_list(&self) -> String {
+    pub fn writable_list(&self) -> String {
         list_paths(self.areas().iter().filter(|a| a.writable))
     }
 
@@ -285,20 +283,11 @@ impl Sandbox {
     /// Follows symlinks in the last component, inside the mount, checking the
     /// suffix rule against every name on the way; returns the final relative path.
     pub(crate) fn follow_final(&self, target: &Target<'_>, op: Op) -> Result<PathBuf> {
-        let mut rel = target.rel.clone();
-        for _ in 0..MAX_SYMLINK_HOPS {
-            match target.mount.dir.symlink_metadata(&rel) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    let link = target.mount.dir.read_link(&rel).map_err(|e| io_error(op, target, e, self))?;
-                    rel = rel.parent().unwrap_or(Path::new("")).join(link);
-                    if let Some(Component::Normal(name)) = rel.components().next_back() {
-                        self.check_name(target, &name.to_string_lossy())?;
-                    }
-                }
-                _ => return Ok(rel),
-            }
+        match links::follow_final(&target.mount.dir, &target.rel, &target.mount.rules) {
+            Ok(Followed::Path(rel)) => Ok(rel),
+            Ok(Followed::Refused { name }) => Err(self.check_name(target, &name).unwrap_err().into()),
+            Err(e) => Err(io_error(op, target, e, self)),
         }
-        Err(io_error(op, target, io::Error::other("Too many levels of symbolic links"), self))
     }
 }
 

@@ -5,6 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::limits::LimitsSpec;
+
 /// A Warden policy: a program's sandbox and how each worker derives from it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +40,14 @@ pub struct SandboxSpec {
     /// Refuse to run shell commands when no OS sandbox is available.
     #[serde(default)]
     pub require_os_sandbox: bool,
+    /// Resource limits for each run or call; command-line flags override them.
+    #[serde(default)]
+    #[schemars(with = "Option<LimitsSpec>")]
+    pub limits: Option<Spanned<LimitsSpec>>,
+    /// Environment variables a tool sees, besides those given with `--env`. No other variable passes.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
+    pub env: IndexMap<String, String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -5,8 +5,10 @@
 //! virtual paths ([`VPath`]) and derivation ([`plan_derive`]).
 
 mod derive;
+mod dir_flags;
 mod document;
 mod error;
+mod limits;
 mod model;
 mod system_dirs;
 mod validate;
@@ -18,11 +20,13 @@ pub use derive::{
     list_paths, plan_derive, Area, DeriveError, DeriveRequest, EntryList,
     SandboxPermissionEscalationError,
 };
+pub use dir_flags::{policy_from_dir_flags, DirFlag};
 pub use document::PolicyDocument;
 pub use error::PolicyError;
+pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
 pub use model::{Layout, Mount, Policy, Rules, Worker};
 pub use system_dirs::system_dir_of;
-pub use validate::SUPPORTED_VERSION;
+pub use validate::{check_env_name, SUPPORTED_VERSION};
 pub use vpath::{Namespace, PathError, VPath, MAX_PATH_BYTES};
 
 /// Largest policy file read, in bytes.

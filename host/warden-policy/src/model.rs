@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 
 use crate::derive::{Area, DeriveRequest};
+use crate::limits::Limits;
 use crate::vpath::{Namespace, VPath};
 
 /// A policy that passed validation. Roots are canonical host folders.
@@ -16,6 +17,9 @@ pub struct Policy {
     pub mounts: Vec<Mount>,
     pub network: bool,
     pub require_os_sandbox: bool,
+    pub limits: Limits,
+    /// Environment variables given to tools, in policy order.
+    pub env: Vec<(String, String)>,
     pub workers: IndexMap<String, Worker>,
 }
 

@@ -9,6 +9,7 @@ use serde_saphyr::Spanned;
 use crate::derive::{plan_derive, DeriveRequest};
 use crate::document::{Mode, MountSpec, PolicyDocument, WorkerSpec};
 use crate::error::PolicyError;
+use crate::limits::Limits;
 use crate::model::{Layout, Mount, Policy, Rules, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
@@ -52,12 +53,24 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
             (Layout::Named, mounts)
         }
     };
+    let limits = match &sandbox.limits {
+        None => Limits::default(),
+        Some(spec) => spec
+            .value
+            .validate()
+            .map_err(|(field, m)| err(m).field(format!("sandbox.limits.{field}")).at(&spec.referenced))?,
+    };
+    for name in sandbox.env.keys() {
+        check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
+    }
     let mut policy = Policy {
         file: file.to_owned(),
         layout,
         mounts,
         network: sandbox.network,
         require_os_sandbox: sandbox.require_os_sandbox,
+        limits,
+        env: sandbox.env.into_iter().collect(),
         workers: IndexMap::new(),
     };
     for (name, spec) in doc.workers {
@@ -65,6 +78,14 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         policy.workers.insert(name, worker);
     }
     Ok(policy)
+}
+
+/// A variable name the OS accepts: not empty, no `=`, no NUL.
+pub fn check_env_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return Err(format!("'{}' is not a variable name; it must be non-empty and have no '=' or NUL", name.escape_debug()));
+    }
+    Ok(())
 }
 
 fn check_mount_name(name: &str) -> Result<(), String> {

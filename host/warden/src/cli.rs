@@ -10,8 +10,10 @@ use clap::{Parser, Subcommand};
 /// Every access goes through directory handles opened once per mount, so `..`
 /// and symlinks cannot leave a mount.
 ///
-/// Exit status: 0 success, 1 failure (e.g. a missing file), 2 usage error or
-/// invalid policy, 3 denied by the sandbox (the reason is on stderr).
+/// Exit status: 0 success, 1 failure (e.g. a missing file, or a tool error),
+/// 2 usage error or invalid policy, 3 denied by the sandbox (the reason is on
+/// stderr), 124 a component ran past its time limit, 125 a component trapped
+/// or hit another limit. `warden run` otherwise exits with the component's code.
 #[derive(Debug, Parser)]
 #[command(name = "warden", version, max_term_width = 100)]
 pub struct Cli {
@@ -33,6 +35,109 @@ pub enum Command {
     /// Paths are virtual: `/portfolio/x.md` (also `portfolio/x.md` or
     /// `portfolio:x.md`) with named mounts, `/src/a.py` or `src/a.py` with one root.
     Fs(FsArgs),
+    /// Run a command component (or a preview1 module) in the sandbox, like a program.
+    ///
+    /// Arguments after COMPONENT go to the component. Stdin, stdout and stderr are
+    /// passed through; the exit status is the component's own.
+    Run(RunArgs),
+    /// Call one tool of a tool component and print its output.
+    ///
+    /// The input is a JSON object: --input, or standard input when --input is absent.
+    /// A tool error exits 1 with the tool's message; a sandbox denial exits 3 with
+    /// the sandbox's message, which says what is allowed.
+    Call(CallArgs),
+    /// Print the tools a component offers: name, description and input JSON Schema, as JSON.
+    Tools {
+        /// The component file (.wasm).
+        component: PathBuf,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Compile a component into the cache ahead of time, so that its first run starts fast.
+    Compile {
+        /// The component file (.wasm).
+        component: PathBuf,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    /// The component file: a `wasi:cli/command` component or a preview1 module.
+    pub component: PathBuf,
+    /// Arguments for the component.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CallArgs {
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    /// The tool component file (world `warden:tool/tool`).
+    pub component: PathBuf,
+    /// The tool to call, as `warden tools` lists it.
+    pub tool: String,
+    /// The input, a JSON object; read from standard input when absent.
+    #[arg(long, value_name = "JSON")]
+    pub input: Option<String>,
+}
+
+/// What a component may see and use. With neither --policy nor --dir it sees no files.
+#[derive(Debug, clap::Args)]
+pub struct SandboxArgs {
+    /// The policy file (YAML): mounts, network, limits and environment.
+    #[arg(long, value_name = "POLICY", conflicts_with = "dirs")]
+    pub policy: Option<PathBuf>,
+    /// Run as this worker of the policy, with its derived (narrower) mounts.
+    #[arg(long, value_name = "NAME", requires = "policy")]
+    pub worker: Option<String>,
+    /// Give the component a host folder without a policy file: HOST[::GUEST][:ro].
+    /// GUEST is `/` (the only folder then) or `/NAME`; it defaults to `/` and the
+    /// folder's name. Read-write unless `:ro`. May be repeated.
+    #[arg(long = "dir", value_name = "HOST[::GUEST][:ro]")]
+    pub dirs: Vec<String>,
+    /// Set an environment variable (K=V), or pass the host's value of K. May be
+    /// repeated. The component sees only these and the policy's `env`.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Fixed clocks, seeded randomness, sorted listings and fuel instead of wall
+    /// time: the same component, input and files give the same output and fuel.
+    #[arg(long)]
+    pub deterministic: bool,
+    /// The seed of --deterministic randomness.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "deterministic")]
+    pub seed: u64,
+    /// Fuel (about one unit per instruction); running out stops the component.
+    #[arg(long, value_name = "N")]
+    pub fuel: Option<u64>,
+    /// Wall-time limit, e.g. 500ms, 10s [default: 30s; none with --deterministic].
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Memory limit, e.g. 64MiB [default: 512MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+    /// Limit on each of stdout, stderr and the tool log, e.g. 1MiB [default: 1MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub max_output: Option<String>,
+    /// Print the fuel used, the cache outcome and the denials to stderr afterwards.
+    #[arg(long)]
+    pub stats: bool,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// Folder of compiled components [default: $WARDEN_CACHE_DIR, else ~/.cache/warden].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every time; read and write no cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -22,7 +22,9 @@ impl Failure {
     }
 
     pub fn exit(self) -> ExitCode {
-        eprintln!("{}", self.message);
+        if !self.message.is_empty() {
+            eprintln!("{}", self.message);
+        }
         ExitCode::from(self.status)
     }
 }

@@ -2,6 +2,7 @@ mod check;
 mod cli;
 mod exit;
 mod fs_cmd;
+mod wasm_cmd;
 
 use std::process::ExitCode;
 
@@ -19,6 +20,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Fs(args) => fs_cmd::run(args),
+        Command::Run(args) => wasm_cmd::run(args),
+        Command::Call(args) => wasm_cmd::call(args),
+        Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
+        Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

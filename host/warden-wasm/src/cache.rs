@@ -1,0 +1,114 @@
+//! The compile cache: `.cwasm` files keyed by the component's content hash and
+//! the engine's compatibility hash.
+//!
+//! Loading native code from disk is only as safe as the file. Each file
+//! carries a SHA-256 of its code, checked before wasmtime sees it, so a
+//! corrupted file is recompiled rather than run; a file from another engine
+//! fails wasmtime's own compatibility check and is recompiled too.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const MAGIC: &[u8; 16] = b"warden-cwasm-v1\n";
+const DIGEST_LEN: usize = 32;
+
+pub struct CompileCache {
+    dir: PathBuf,
+    engine_key: String,
+}
+
+/// How a component was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    Hit,
+    /// Compiled now (and stored, when the cache folder is writable).
+    Compiled,
+    /// A cached file was unusable; compiled again and replaced.
+    Replaced,
+}
+
+impl CompileCache {
+    pub fn new(dir: PathBuf, engine: &Engine) -> CompileCache {
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        CompileCache { dir, engine_key: format!("{:016x}", hasher.finish()) }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_for(&self, wasm: &[u8]) -> PathBuf {
+        let content = hex(&Sha256::digest(wasm));
+        self.dir.join(format!("{content}-{}.cwasm", self.engine_key))
+    }
+
+    /// The compiled component for `wasm`, from the cache when possible.
+    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
+        let path = self.path_for(wasm);
+        let mut outcome = CacheOutcome::Compiled;
+        if let Ok(file) = std::fs::read(&path) {
+            match verified_code(&file).map(|code| unsafe { Component::deserialize(engine, code) }) {
+                // SAFETY: the code is byte for byte what this cache wrote (its
+                // digest matches), and wasmtime checks that it was compiled by
+                // a compatible engine before using it.
+                Some(Ok(component)) => return Ok((component, CacheOutcome::Hit)),
+                _ => outcome = CacheOutcome::Replaced,
+            }
+        }
+        let code = engine.precompile_component(wasm)?;
+        // A cache that cannot be written only costs speed.
+        let _ = self.store(&path, &code);
+        // SAFETY: `code` was produced by this engine a moment ago.
+        let component = unsafe { Component::deserialize(engine, &code)? };
+        Ok((component, outcome))
+    }
+
+    fn store(&self, path: &Path, code: &[u8]) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
+        file.write_all(MAGIC)?;
+        file.write_all(&Sha256::digest(code))?;
+        file.write_all(code)?;
+        file.as_file().sync_all()?;
+        file.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// The code in a cache file, if its header and digest are intact.
+fn verified_code(file: &[u8]) -> Option<&[u8]> {
+    let rest = file.strip_prefix(MAGIC.as_slice())?;
+    if rest.len() < DIGEST_LEN {
+        return None;
+    }
+    let (digest, code) = rest.split_at(DIGEST_LEN);
+    (Sha256::digest(code).as_slice() == digest).then_some(code)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flipped_bit_fails_verification() {
+        let code = b"not really code".to_vec();
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(&Sha256::digest(&code));
+        file.extend_from_slice(&code);
+        assert_eq!(verified_code(&file), Some(code.as_slice()));
+        let last = file.len() - 1;
+        file[last] ^= 1;
+        assert_eq!(verified_code(&file), None);
+        assert_eq!(verified_code(b"warden-cwasm-v1\nshort"), None);
+    }
+}

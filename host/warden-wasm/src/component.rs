@@ -1,0 +1,42 @@
+//! Reading a tool file: a component, or a preview1 core module wrapped into
+//! one with the preview1 adapter, so that one runtime path serves all.
+
+use wasi_preview1_component_adapter_provider::{
+    WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER,
+    WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
+};
+use wasmparser::{Parser, Payload};
+
+/// Component bytes for `wasm`: unchanged if it is a component already.
+pub fn to_component(wasm: Vec<u8>) -> Result<Vec<u8>, String> {
+    if Parser::is_component(&wasm) {
+        return Ok(wasm);
+    }
+    if !Parser::is_core_wasm(&wasm) {
+        return Err("not a WebAssembly component or module".to_owned());
+    }
+    let adapter = if exports_start(&wasm)? {
+        WASI_SNAPSHOT_PREVIEW1_COMMAND_ADAPTER
+    } else {
+        WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER
+    };
+    wit_component::ComponentEncoder::default()
+        .module(&wasm)
+        .and_then(|e| e.adapter(WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME, adapter))
+        .and_then(|e| e.validate(true).encode())
+        .map_err(|e| format!("cannot wrap the preview1 module as a component: {e:#}"))
+}
+
+/// A preview1 command exports `_start`; a reactor does not.
+fn exports_start(wasm: &[u8]) -> Result<bool, String> {
+    for payload in Parser::new(0).parse_all(wasm) {
+        if let Payload::ExportSection(exports) = payload.map_err(|e| e.to_string())? {
+            for export in exports {
+                if export.map_err(|e| e.to_string())?.name == "_start" {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,122 @@
+//! File streams that stop at a mount's `max_file_bytes`.
+
+use std::io;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
+
+/// The error a guest sees past the limit: `EFBIG`, "file too large".
+pub(super) fn too_large() -> io::Error {
+    io::Error::from_raw_os_error(rustix::io::Errno::FBIG.raw_os_error())
+}
+
+/// Reads from `inner` up to byte `max` of the file; a read past it fails
+/// when the file really is larger.
+pub(super) struct CappedInput {
+    pub inner: Box<dyn InputStream>,
+    pub file: Arc<std::fs::File>,
+    pub position: u64,
+    pub max: u64,
+}
+
+impl CappedInput {
+    fn check(&self, size: usize) -> StreamResult<()> {
+        if self.position.saturating_add(size as u64) <= self.max {
+            return Ok(());
+        }
+        match self.file.metadata() {
+            Ok(m) if m.len() > self.max => Err(StreamError::LastOperationFailed(too_large().into())),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for CappedInput {
+    async fn ready(&mut self) {
+        self.inner.ready().await
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl InputStream for CappedInput {
+    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
+        self.check(size)?;
+        let bytes = self.inner.read(size)?;
+        self.position += bytes.len() as u64;
+        Ok(bytes)
+    }
+
+    async fn blocking_read(&mut self, size: usize) -> StreamResult<Bytes> {
+        self.check(size)?;
+        let bytes = self.inner.blocking_read(size).await?;
+        self.position += bytes.len() as u64;
+        Ok(bytes)
+    }
+
+    async fn cancel(&mut self) {
+        self.inner.cancel().await
+    }
+}
+
+/// Writes through `inner` until the file would pass `max` bytes.
+pub(super) struct CappedOutput {
+    pub inner: Box<dyn OutputStream>,
+    pub position: u64,
+    pub max: u64,
+}
+
+impl CappedOutput {
+    fn check(&self, len: usize) -> StreamResult<()> {
+        if self.position.saturating_add(len as u64) > self.max {
+            return Err(StreamError::LastOperationFailed(too_large().into()));
+        }
+        Ok(())
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for CappedOutput {
+    async fn ready(&mut self) {
+        self.inner.ready().await
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl OutputStream for CappedOutput {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.check(bytes.len())?;
+        let len = bytes.len() as u64;
+        self.inner.write(bytes)?;
+        self.position += len;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.inner.flush()
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.inner.check_write()
+    }
+
+    async fn blocking_write_and_flush(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.check(bytes.len())?;
+        let len = bytes.len() as u64;
+        self.inner.blocking_write_and_flush(bytes).await?;
+        self.position += len;
+        Ok(())
+    }
+
+    fn write_zeroes(&mut self, nelem: usize) -> StreamResult<()> {
+        self.check(nelem)?;
+        self.inner.write_zeroes(nelem)?;
+        self.position += nelem as u64;
+        Ok(())
+    }
+
+    async fn cancel(&mut self) {
+        self.inner.cancel().await
+    }
+}

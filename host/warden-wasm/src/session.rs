@@ -1,0 +1,143 @@
+//! One run or call: a fresh store built from a [`RunConfig`], and what comes out of it.
+
+use wasmtime::Store;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
+use warden_fs::Denial;
+
+use crate::deterministic::make_deterministic;
+use crate::error::{classify, HitLimits, RunError};
+use crate::fs_guard::{FsGuard, GuardedPreopen, SandboxLists};
+use crate::limits::{MemoryLimiter, RunLimits};
+use crate::log::{LogLine, ToolLog};
+use crate::output::{CappedOutput, Sink};
+use crate::runtime::{Runtime, EPOCH_TICK};
+use crate::state::ToolState;
+
+/// What the guest gets on stdin.
+#[derive(Debug, Clone, Default)]
+pub enum Stdin {
+    #[default]
+    Empty,
+    /// The host process's stdin.
+    Inherit,
+    Bytes(Vec<u8>),
+}
+
+/// Everything a run depends on besides the component.
+#[derive(Clone)]
+pub struct RunConfig {
+    pub preopens: Vec<GuardedPreopen>,
+    pub lists: SandboxLists,
+    /// `argv`, program name first.
+    pub args: Vec<String>,
+    /// The guest's only environment variables.
+    pub env: Vec<(String, String)>,
+    pub limits: RunLimits,
+    /// `Some(seed)` for a deterministic run.
+    pub deterministic: Option<u64>,
+    pub network: bool,
+    pub stdin: Stdin,
+    pub stdout: Sink,
+    pub stderr: Sink,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            preopens: Vec::new(),
+            lists: SandboxLists::default(),
+            args: vec!["tool".into()],
+            env: Vec::new(),
+            limits: RunLimits::default(),
+            deterministic: None,
+            network: false,
+            stdin: Stdin::Empty,
+            stdout: Sink::Capture,
+            stderr: Sink::Capture,
+        }
+    }
+}
+
+/// What a finished run leaves besides its result.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    /// Captured output; empty for a stream passed through.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub fuel_consumed: u64,
+    /// Accesses the sandbox refused, worded for the model.
+    pub denials: Vec<Denial>,
+    pub logs: Vec<LogLine>,
+}
+
+pub(crate) struct Session {
+    pub store: Store<ToolState>,
+    stdout: CappedOutput,
+    stderr: CappedOutput,
+    initial_fuel: u64,
+    hit: HitLimits,
+}
+
+impl Session {
+    pub fn new(runtime: &Runtime, config: &RunConfig) -> Session {
+        let limits = config.limits;
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.args(&config.args).envs(&config.env).allow_blocking_current_thread(true);
+        match &config.stdin {
+            Stdin::Empty => {}
+            Stdin::Inherit => {
+                wasi.inherit_stdin();
+            }
+            Stdin::Bytes(bytes) => {
+                wasi.stdin(MemoryInputPipe::new(bytes.clone()));
+            }
+        }
+        let stdout = CappedOutput::new("stdout", config.stdout, limits.output_bytes);
+        let stderr = CappedOutput::new("stderr", config.stderr, limits.output_bytes);
+        wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        if config.network {
+            wasi.inherit_network().allow_ip_name_lookup(true).allow_tcp(true).allow_udp(true);
+        } else {
+            wasi.allow_ip_name_lookup(false).allow_tcp(false).allow_udp(false);
+        }
+        if let Some(seed) = config.deterministic {
+            make_deterministic(&mut wasi, seed);
+        }
+        let state = ToolState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            guard: FsGuard::new(config.preopens.clone(), config.lists.clone()),
+            log: ToolLog::new(limits.output_bytes),
+        };
+        let mut store = Store::new(&runtime.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        let initial_fuel = limits.fuel.unwrap_or(u64::MAX);
+        store.set_fuel(initial_fuel).expect("the engine counts fuel");
+        let ticks = match limits.timeout {
+            Some(t) => (t.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1,
+            None => u64::MAX,
+        };
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+        Session { store, stdout, stderr, initial_fuel, hit: HitLimits { timeout: limits.timeout, fuel: limits.fuel } }
+    }
+
+    pub fn classify(&self, err: wasmtime::Error) -> RunError {
+        classify(err, self.hit)
+    }
+
+    pub fn finish(mut self) -> RunReport {
+        let fuel_left = self.store.get_fuel().unwrap_or(0);
+        let state = self.store.data_mut();
+        RunReport {
+            stdout: self.stdout.captured(),
+            stderr: self.stderr.captured(),
+            fuel_consumed: self.initial_fuel - fuel_left,
+            denials: state.guard.denials().to_vec(),
+            logs: std::mem::take(&mut state.log.lines),
+        }
+    }
+}

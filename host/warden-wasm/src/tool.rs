@@ -1,0 +1,68 @@
+//! The `warden:tool/tool` world: `describe` and `call`.
+
+use std::sync::Arc;
+
+use crate::error::RunError;
+use crate::runtime::{ComponentKind, Loaded, Runtime};
+use crate::session::{RunConfig, RunReport, Session};
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "warden:tool/tool",
+        with: { "wasi": wasmtime_wasi::p2::bindings },
+        require_store_data_send: true,
+    });
+}
+
+pub use bindings::{ToolError, ToolInfo};
+
+/// The tool's own answer, and what the call left behind.
+#[derive(Debug)]
+pub struct CallOutcome {
+    pub result: Result<String, ToolError>,
+    pub report: RunReport,
+}
+
+impl Runtime {
+    fn tool_pre(&self, loaded: &Loaded) -> Result<bindings::ToolPre<crate::state::ToolState>, RunError> {
+        if loaded.kind != ComponentKind::Tool {
+            return Err(RunError::Usage(
+                "this component is a command (it exports `wasi:cli/run`), not a tool; use `warden run`".into(),
+            ));
+        }
+        bindings::ToolPre::new(loaded.pre.clone()).map_err(|e| RunError::Instantiate(format!("{e:#}")))
+    }
+
+    /// The tools a component offers: name, description and input schema.
+    pub fn describe(&self, loaded: &Loaded, config: &RunConfig) -> Result<Vec<ToolInfo>, RunError> {
+        let pre = self.tool_pre(loaded)?;
+        let mut session = Session::new(self, config);
+        let tool = pre.instantiate(&mut session.store).map_err(|e| session.classify(e))?;
+        tool.call_describe(&mut session.store).map_err(|e| session.classify(e))
+    }
+
+    /// Calls tool `name` with `input` (JSON text) in a fresh instance.
+    pub fn call(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> Result<CallOutcome, RunError> {
+        let pre = self.tool_pre(loaded)?;
+        let mut session = Session::new(self, config);
+        let tool = pre.instantiate(&mut session.store).map_err(|e| session.classify(e))?;
+        let result = tool.call_call(&mut session.store, name, input).map_err(|e| session.classify(e))?;
+        Ok(CallOutcome { result, report: session.finish() })
+    }
+
+    /// [`Runtime::call`] from async code: the call runs on tokio's blocking
+    /// pool, in its own store, so many can run at once.
+    pub async fn call_async(
+        self: &Arc<Self>,
+        loaded: Arc<Loaded>,
+        config: RunConfig,
+        name: String,
+        input: String,
+    ) -> Result<CallOutcome, RunError> {
+        let runtime = Arc::clone(self);
+        tokio::task::spawn_blocking(move || runtime.call(&loaded, &config, &name, &input))
+            .await
+            .map_err(|e| RunError::Trap(format!("the call's thread failed: {e}")))?
+    }
+}

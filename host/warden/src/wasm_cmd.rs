@@ -1,0 +1,189 @@
+//! `warden run`, `call`, `tools` and `compile`: components in the sandbox.
+
+use std::io::{Read, Write};
+
+use warden_fs::Sandbox;
+use warden_policy::{parse_duration, parse_size, policy_from_dir_flags, DirFlag, Limits};
+use warden_wasm::{
+    preopens_for, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
+};
+
+use crate::cli::{CacheArgs, CallArgs, RunArgs, SandboxArgs};
+use crate::exit::Failure;
+
+pub const TIMED_OUT: u8 = 124;
+pub const TRAPPED: u8 = 125;
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let runtime = runtime(&args.sandbox.cache)?;
+    let mut config = config(&args.sandbox)?;
+    let name = args.component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    config.args = std::iter::once(name).chain(args.args).collect();
+    config.stdin = Stdin::Inherit;
+    config.stdout = Sink::Stdout;
+    config.stderr = Sink::Stderr;
+    let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
+    let outcome = runtime.run(&loaded, &config).map_err(run_failure)?;
+    if args.sandbox.stats {
+        print_stats(&outcome.report, &format!("{:?}", loaded.cache));
+    }
+    match outcome.exit_code {
+        0 => Ok(()),
+        // Exit statuses are 8 bits on Unix; a code that would wrap to 0 must still fail.
+        code => Err(Failure { status: u8::try_from(code).unwrap_or(Failure::FAILED).max(1), message: String::new() }),
+    }
+}
+
+pub fn call(args: CallArgs) -> Result<(), Failure> {
+    let input = match args.input {
+        Some(input) => input,
+        None => {
+            let mut input = String::new();
+            std::io::stdin().read_to_string(&mut input)?;
+            input
+        }
+    };
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&input) {
+        return Err(Failure::usage(format!("the input is not JSON: {e}")));
+    }
+    let runtime = runtime(&args.sandbox.cache)?;
+    let config = config(&args.sandbox)?;
+    let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
+    let outcome = runtime.call(&loaded, &config, &args.tool, &input).map_err(run_failure)?;
+    let report = &outcome.report;
+    std::io::stderr().write_all(&report.stderr)?;
+    for line in &report.logs {
+        eprintln!("[{}] {}", line.level, line.message);
+    }
+    if args.sandbox.stats {
+        print_stats(report, &format!("{:?}", loaded.cache));
+    }
+    match outcome.result {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(output.as_bytes())?;
+            if !output.ends_with('\n') {
+                stdout.write_all(b"\n")?;
+            }
+            Ok(())
+        }
+        Err(ToolError::Denied(message)) => {
+            // The sandbox's own words say what is allowed; the tool's may not.
+            let message = report.denials.last().map(ToString::to_string).unwrap_or(message);
+            Err(Failure { status: Failure::DENIED, message })
+        }
+        Err(ToolError::InvalidInput(message)) => Err(Failure { status: Failure::FAILED, message: format!("invalid input: {message}") }),
+        Err(ToolError::Failed(message)) => Err(Failure { status: Failure::FAILED, message }),
+    }
+}
+
+pub fn tools(component: &std::path::Path, cache: &CacheArgs) -> Result<(), Failure> {
+    let runtime = runtime(cache)?;
+    let loaded = runtime.load_file(component).map_err(run_failure)?;
+    let tools = runtime.describe(&loaded, &RunConfig::default()).map_err(run_failure)?;
+    let list: Vec<_> = tools
+        .into_iter()
+        .map(|t| {
+            let schema = serde_json::from_str(&t.input_schema).unwrap_or(serde_json::Value::String(t.input_schema));
+            serde_json::json!({ "name": t.name, "description": t.description, "input_schema": schema })
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&list).expect("JSON values serialize"));
+    Ok(())
+}
+
+pub fn compile(component: &std::path::Path, cache: &CacheArgs) -> Result<(), Failure> {
+    if cache.no_cache {
+        return Err(Failure::usage("compile fills the cache; it cannot be used with --no-cache"));
+    }
+    let runtime = runtime(cache)?;
+    let loaded = runtime.load_file(component).map_err(run_failure)?;
+    let dir = runtime.cache_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    println!("{}: {:?} ({:?}), cache {dir}", component.display(), loaded.kind, loaded.cache);
+    Ok(())
+}
+
+fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
+    let cache_dir = if cache.no_cache { None } else { cache.cache_dir.clone().or_else(warden_wasm::default_cache_dir) };
+    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4 }).map_err(run_failure)
+}
+
+/// The policy (from a file or --dir flags), the sandbox and the limits.
+fn config(args: &SandboxArgs) -> Result<RunConfig, Failure> {
+    let policy = match (&args.policy, args.dirs.is_empty()) {
+        (Some(file), _) => Some(warden_policy::load(file)?),
+        (None, false) => {
+            let flags = args.dirs.iter().map(|d| DirFlag::parse(d)).collect::<Result<Vec<_>, _>>().map_err(Failure::usage)?;
+            Some(policy_from_dir_flags(&flags, false)?)
+        }
+        (None, true) => None,
+    };
+    let mut config = RunConfig::default();
+    let mut limits = Limits::default();
+    if let Some(policy) = &policy {
+        let sandbox = Sandbox::open_for(policy, args.worker.as_deref())?;
+        let (preopens, lists) = preopens_for(&sandbox).map_err(run_failure)?;
+        config.preopens = preopens;
+        config.lists = lists;
+        config.network = policy.network;
+        config.env = policy.env.clone();
+        limits = policy.limits;
+    }
+    config.env.extend(env_flags(&args.env)?);
+    config.deterministic = args.deterministic.then_some(args.seed);
+    config.limits = RunLimits::resolve(limits.overridden_by(limit_flags(args)?), args.deterministic);
+    Ok(config)
+}
+
+fn env_flags(flags: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    flags
+        .iter()
+        .map(|flag| {
+            let (name, value) = match flag.split_once('=') {
+                Some((k, v)) => (k.to_owned(), v.to_owned()),
+                None => (flag.clone(), std::env::var(flag).unwrap_or_default()),
+            };
+            warden_policy::check_env_name(&name).map_err(|m| Failure::usage(format!("--env: {m}")))?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+fn limit_flags(args: &SandboxArgs) -> Result<Limits, Failure> {
+    let size = |flag: &str, v: &Option<String>| {
+        v.as_deref().map(parse_size).transpose().map_err(|m| Failure::usage(format!("--{flag}: {m}")))
+    };
+    if args.fuel == Some(0) {
+        return Err(Failure::usage("--fuel: 0 is not allowed; fuel must be positive"));
+    }
+    Ok(Limits {
+        memory_bytes: size("max-memory", &args.max_memory)?,
+        timeout: args
+            .timeout
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(|m| Failure::usage(format!("--timeout: {m}")))?,
+        fuel: args.fuel,
+        output_bytes: size("max-output", &args.max_output)?,
+    })
+}
+
+fn print_stats(report: &RunReport, cache: &str) {
+    eprintln!("warden: fuel consumed: {}", report.fuel_consumed);
+    eprintln!("warden: compile cache: {cache}");
+    for denial in &report.denials {
+        eprintln!("warden: denied: {}", denial.to_string().replace('\n', " "));
+    }
+}
+
+fn run_failure(e: RunError) -> Failure {
+    let status = match e {
+        RunError::Timeout { .. } => TIMED_OUT,
+        RunError::OutOfFuel { .. } | RunError::MemoryLimit(_) | RunError::OutputLimit(_) | RunError::Trap(_) => TRAPPED,
+        RunError::Unenforceable(_) | RunError::Usage(_) => Failure::USAGE,
+        RunError::Load { .. } | RunError::Instantiate(_) => Failure::FAILED,
+    };
+    Failure { status, message: format!("warden: {e}") }
+}
+
