@@ -1,5 +1,5 @@
 /* Hostile: works below libc's preopen table. It renumbers the preopen onto
- * other descriptor numbers and tries `..` from every descriptor number it can
+ * another descriptor number and tries `..` from every descriptor number it can
  * name, raw preview1 calls only. */
 #include <stdio.h>
 #include <wasi/api.h>
@@ -19,8 +19,11 @@ static void try_open(__wasi_fd_t dir, const char *path) {
 }
 
 int main(void) {
-    printf("renumber 3->20: %d\n", __wasi_fd_renumber(3, 20));
-    printf("renumber 20->0: %d\n", __wasi_fd_renumber(20, 0));
+    /* preview1 renumbers onto an open descriptor only: open one first. */
+    __wasi_fd_t file;
+    if (__wasi_path_open(3, 0, "inside.txt", 0, __WASI_RIGHTS_FD_READ, 0, 0, &file) != 0) return 1;
+    printf("renumber 3->%u: %d\n", file, __wasi_fd_renumber(3, file));
+    printf("renumber 3->0: %d\n", __wasi_fd_renumber(3, 0));
     for (__wasi_fd_t dir = 0; dir < 64; dir++) {
         try_open(dir, "../secret.txt");
         try_open(dir, "../../secret.txt");

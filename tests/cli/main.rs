@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use tempfile::TempDir;
 
+mod components;
+
 const POLICY: &str = "\
 version: 1
 sandbox:

@@ -1,0 +1,144 @@
+//! The runtime as a whole: loading, the compile cache, determinism,
+//! concurrency, and refusing what it cannot enforce.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use warden_wasm::{CacheOutcome, ComponentKind, RunConfig, RunError, Runtime, RuntimeOptions};
+
+#[test]
+fn a_wat_preview1_module_is_wrapped_at_load_time() {
+    let runtime = runtime();
+    let loaded = load(&runtime, "hello.wasm");
+    assert_eq!(loaded.kind, ComponentKind::Command);
+    let (outcome, stdout) = run(&runtime, "hello.wasm", &RunConfig::default(), &["Warden"]);
+    assert_eq!((outcome.exit_code, stdout.as_str()), (0, "hello, Warden!\n"));
+}
+
+#[test]
+fn a_commands_exit_code_comes_back() {
+    let (outcome, _) = run(&runtime(), "wc.wasm", &RunConfig::default(), &["/missing.txt"]);
+    assert_eq!(outcome.exit_code, 1);
+    assert_eq!(String::from_utf8_lossy(&outcome.report.stderr), "wc: /missing.txt: No such file or directory\n");
+}
+
+#[test]
+fn garbage_is_a_load_error() {
+    let err = runtime().load(b"\0asm but not really".to_vec()).err().expect("an error");
+    assert!(matches!(err, RunError::Load { .. }), "{err}");
+}
+
+fn run_entropy(config: &RunConfig) -> (String, u64) {
+    let (outcome, stdout) = run(&runtime(), "entropy.wasm", config, &["/d"]);
+    assert_eq!(outcome.exit_code, 0);
+    (stdout, outcome.report.fuel_consumed)
+}
+
+#[test]
+fn deterministic_runs_give_identical_output_and_fuel() {
+    let tree = Tree::new();
+    for i in 0..40 {
+        tree.file(&format!("d/file-{}", (i * 7919) % 97), "x");
+    }
+    let mut config = tree.config("version: 1\nsandbox:\n  paths:\n    d: { root: ./d }\n");
+    config.deterministic = Some(7);
+    config.limits = warden_wasm::RunLimits::resolve(Default::default(), true);
+    let (first, fuel) = run_entropy(&config);
+    for _ in 0..3 {
+        assert_eq!(run_entropy(&config), (first.clone(), fuel));
+    }
+    assert!(first.starts_with("wall 946684800.000000000\nmonotonic step 1000000 ns\nrandom "), "{first}");
+    let entries: Vec<_> = first.lines().filter_map(|l| l.strip_prefix("entry ")).skip(2).collect();
+    let mut sorted = entries.clone();
+    sorted.sort();
+    assert_eq!(entries, sorted);
+    // The control: without --deterministic the same guest differs run to run.
+    config.deterministic = None;
+    assert_ne!(run_entropy(&config).0, run_entropy(&config).0);
+    // And another seed gives other random bytes.
+    config.deterministic = Some(8);
+    assert_ne!(run_entropy(&config).0, first);
+}
+
+#[test]
+fn many_calls_at_once_do_not_cross() {
+    let runtime = Arc::new(runtime());
+    let loaded = Arc::new(load(&runtime, "textkit.wasm"));
+    let trees: Vec<Tree> = (0..24).map(|_| Tree::new()).collect();
+    let async_runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).build().unwrap();
+    let results = async_runtime.block_on(async {
+        let mut calls = Vec::new();
+        for (i, tree) in trees.iter().enumerate() {
+            tree.file("data/f.txt", &"w ".repeat(i + 1));
+            let config = tree.config(DATA_RW);
+            let input = r#"{"path":"/data/f.txt"}"#.to_owned();
+            calls.push(tokio::spawn({
+                let (runtime, loaded) = (runtime.clone(), loaded.clone());
+                async move { runtime.call_async(loaded, config, "count".into(), input).await }
+            }));
+        }
+        let mut out = Vec::new();
+        for call in calls {
+            out.push(call.await.unwrap().unwrap().result.unwrap());
+        }
+        out
+    });
+    for (i, result) in results.iter().enumerate() {
+        let words = i + 1;
+        assert_eq!(result, &format!(r#"{{"path":"/data/f.txt","lines":0,"words":{words},"bytes":{}}}"#, 2 * words));
+    }
+}
+
+#[test]
+fn a_corrupted_cache_file_is_recompiled_not_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let runtime = Runtime::new(options.clone()).unwrap();
+    assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Compiled);
+    assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Hit);
+    let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&file, &bytes).unwrap();
+    let loaded = runtime.load_file(&guest("wc.wasm")).unwrap();
+    assert_eq!(loaded.cache, CacheOutcome::Replaced);
+    let (outcome, _) = run(&runtime, "wc.wasm", &RunConfig::default(), &[]);
+    assert_eq!(outcome.exit_code, 0);
+    assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Hit);
+}
+
+#[test]
+fn a_foreign_cache_file_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let runtime = Runtime::new(options).unwrap();
+    runtime.load_file(&guest("hello.wasm")).unwrap();
+    let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
+    // A well-formed cache file (its digest matches) whose code no engine of
+    // ours produced: wasmtime's own check refuses it, and the cache compiles.
+    let mut foreign = b"warden-cwasm-v1\n".to_vec();
+    let code = b"\x7fELF not code from this engine".to_vec();
+    use sha2::Digest;
+    foreign.extend_from_slice(&sha2::Sha256::digest(&code));
+    foreign.extend_from_slice(&code);
+    std::fs::write(&file, foreign).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
+}
+
+#[test]
+fn approvals_are_refused_rather_than_skipped() {
+    let tree = Tree::new();
+    tree.folder("data");
+    std::fs::write(tree.path("policy.yaml"), "version: 1\nsandbox:\n  paths:\n    data: { root: ./data, mode: rw, write_approval: true }\n").unwrap();
+    let policy = warden_policy::load(&tree.path("policy.yaml")).unwrap();
+    let sandbox = warden_fs::Sandbox::open(&policy).unwrap();
+    let err = warden_wasm::preopens_for(&sandbox).err().expect("refused");
+    assert_eq!(
+        err.to_string(),
+        "Cannot run a component under this policy: /data needs a person's approval for writes, and components \
+         cannot ask for approval yet. Use a policy without approvals for components."
+    );
+}
