@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The main job, end to end: build Warden, validate the example policy, and use
-# its capability filesystem as a tool would (on a scratch copy of the example tree).
+# The main job, end to end: build the example tools (guests/build.sh installs
+# their toolchains into .tools/ the first time) and Warden, then run the tools in
+# sandboxes under the example policies, on a scratch copy of the example tree.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$repo/guests/build.sh"
 cargo build --quiet --manifest-path "$repo/Cargo.toml" -p warden
+guests="$repo/guests/out"
 warden="${CARGO_TARGET_DIR:-$repo/target}/debug/warden"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 cp -r "$repo/policies/example" "$scratch/"
 policy="$scratch/example/policy.yaml"
+tools="$scratch/example/tools.yaml"
 
 step() {
     printf '\n$ warden %s\n' "$*"
@@ -19,6 +23,19 @@ step() {
     set -e
     printf '[exit %d]\n' "$status"
 }
+
+step check "$tools"
+step tools "$guests/textkit.wasm"
+step call --policy "$tools" "$guests/textkit.wasm" grep --input '{"pattern":"Q","path":"/portfolio"}'
+step call --policy "$tools" "$guests/textkit.wasm" report --input '{"source":"/portfolio","output":"/portfolio/drafts/report.md"}'
+step fs --policy "$tools" read /portfolio/drafts/report.md
+step call --policy "$tools" "$guests/textkit.wasm" report --input '{"source":"/portfolio","output":"/pipeline/report.md"}'
+step call --policy "$tools" "$guests/textkit.wasm" count --input '{"path":"/portfolio/credentials.txt"}'
+step call --policy "$tools" --worker analyzer "$guests/textkit.wasm" grep --input '{"pattern":"Q","path":"/portfolio/reports"}'
+step run --policy "$tools" "$guests/wc.wasm" /portfolio/notes.md /pipeline/status.md
+step run "$guests/hello.wasm" Warden
+step run --timeout 200ms "$guests/hostile/loop.wasm"
+step run --deterministic --stats "$guests/entropy.wasm"
 
 step check "$policy"
 step fs --policy "$policy" list

@@ -162,8 +162,7 @@ fn output_flood_stops_at_the_output_limit() {
 fn host_environment_does_not_leak() {
     // SAFETY: set before any thread of this test reads the environment.
     unsafe { std::env::set_var("WARDEN_TEST_HOST_SECRET", SECRET) };
-    let mut config = warden_wasm::RunConfig::default();
-    config.env = vec![("GIVEN".into(), "yes".into())];
+    let config = warden_wasm::RunConfig { env: vec![("GIVEN".into(), "yes".into())], ..Default::default() };
     let (outcome, stdout) = run(&runtime(), "hostile/env.wasm", &config, &[]);
     assert_eq!(outcome.exit_code, 0);
     assert_eq!(stdout, "GIVEN=yes\n");
