@@ -61,6 +61,7 @@ c_tool() { # SRC OUT
 }
 
 c_tool "$here/c/textkit/textkit.c" "$out/textkit.wasm"
+c_tool "$here/c/echo/echo.c" "$out/echo.wasm"
 c_command "$here/c/wc/wc.c" "$out/wc.wasm"
 c_command "$here/c/readall/readall.c" "$out/readall.wasm"
 c_command "$here/c/entropy/entropy.c" "$out/entropy.wasm"

@@ -4,6 +4,7 @@
 #define WARDEN_TOOL_SUPPORT_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

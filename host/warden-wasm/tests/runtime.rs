@@ -142,3 +142,17 @@ fn approvals_are_refused_rather_than_skipped() {
          cannot ask for approval yet. Use a policy without approvals for components."
     );
 }
+
+#[test]
+fn trapped_runs_give_their_instance_slots_back() {
+    // Two slots in the pool: a store kept alive after a trap would exhaust it.
+    let options = RuntimeOptions { cache_dir: Some(repo().join("target/test-cwasm")), max_concurrent: 2 };
+    let runtime = Runtime::new(options).unwrap();
+    let loaded = runtime.load_file(&guest("hostile/loop.wasm")).unwrap();
+    let mut config = RunConfig::default();
+    config.limits.fuel = Some(10_000);
+    for _ in 0..50 {
+        let err = runtime.run(&loaded, &config).unwrap_err();
+        assert!(matches!(err, RunError::OutOfFuel { limit: 10_000 }), "{err}");
+    }
+}

@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 ///
 /// A policy file names the host folders a tool may see and the rules for each.
 /// Every access goes through directory handles opened once per mount, so `..`
-/// and symlinks cannot leave a mount.
+/// and symlinks cannot leave a mount. Tools are WebAssembly components (`run`,
+/// `call`); their files are those handles, with the same rules.
 ///
 /// Exit status: 0 success, 1 failure (e.g. a missing file, or a tool error),
 /// 2 usage error or invalid policy, 3 denied by the sandbox (the reason is on

@@ -13,7 +13,7 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 use warden_fs::{follow_final, Denial, Followed};
 use warden_policy::Rules;
 
-use super::streams::{CappedInput, CappedOutput};
+use super::streams::{CappedOutput, FileReader};
 use super::{final_name, join_virtual, shown, GuardedFsView, Origin};
 
 type Fd = Resource<Descriptor>;
@@ -179,16 +179,12 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
 
     fn read_via_stream(&mut self, fd: Fd, offset: fs::Filesize) -> FsResult<Resource<streams::InputStream>> {
         let origin = self.origin_of(&fd)?;
-        let max = self.rules_of(&origin).max_file_bytes;
         let file = match self.fs.table.get(&fd)? {
-            Descriptor::File(f) => Some(f.file.clone()),
-            Descriptor::Dir(_) => None,
+            Descriptor::File(f) => f.file.clone(),
+            Descriptor::Dir(_) => return fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset),
         };
-        let stream = fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)?;
-        let (Some(max), Some(file)) = (max, file) else { return Ok(stream) };
-        let inner = self.fs.table.delete(stream)?;
-        let capped = CappedInput { inner, file, position: offset, max };
-        Ok(self.fs.table.push(Box::new(capped) as streams::InputStream)?)
+        let reader = FileReader { file, position: offset, max: self.rules_of(&origin).max_file_bytes };
+        Ok(self.fs.table.push(Box::new(reader) as streams::InputStream)?)
     }
 
     fn write(&mut self, fd: Fd, buf: Vec<u8>, offset: fs::Filesize) -> FsResult<fs::Filesize> {

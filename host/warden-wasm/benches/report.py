@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Prints the README's runtime benchmark table from criterion's medians (target/criterion)."""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "target/criterion")
+
+
+def median_ns(*parts):
+    data = json.loads(ROOT.joinpath(*parts, "new", "estimates.json").read_text())
+    return data["median"]["point_estimate"]
+
+
+def show(ns):
+    return f"{ns / 1000:.1f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
+
+
+call = median_ns("warm_call_echo")
+guest, native = median_ns("read_64mib", "guest_wasi"), median_ns("read_64mib", "native_read")
+print("| measurement | Warden | baseline | ratio | goal |")
+print("|---|---|---|---|---|")
+print(f"| warm call of the C `echo` tool (instantiate + call + drop) | {show(call)} | | | median ≤ 50 µs "
+      f"({'met' if call <= 50_000 else 'missed'}) |")
+print(f"| guest reads a 64 MiB file through WASI (1 MiB reads) | {show(guest)} | {show(native)} (native reads) "
+      f"| {guest / native:.2f}× | ≤ 2× ({'met' if guest / native <= 2 else 'missed'}) |")
