@@ -73,6 +73,15 @@ fn other_limits_exit_125_naming_the_limit() {
 }
 
 #[test]
+fn a_trap_exits_125_with_its_reason() {
+    let r = run(&["run", &guest("hostile/trap.wasm")]);
+    assert_eq!(
+        (r.status, r.stderr.as_str()),
+        (125, "warden: the tool trapped: wasm trap: wasm `unreachable` instruction executed\n")
+    );
+}
+
+#[test]
 fn bad_limit_flags_are_usage_errors() {
     let r = run(&["run", "--timeout", "soon", &guest("hello.wasm")]);
     assert_eq!((r.status, r.stderr.as_str()), (2, "--timeout: 'soon' is not a duration; write e.g. 500ms, 10s or 2m\n"));
