@@ -2,7 +2,9 @@
 //! - `warm_call/echo`: instantiate the trivial C tool, call it, drop the store
 //!   (goal: median ≤ 50 µs);
 //! - `read_64mib`: a guest reading a 64 MiB file through WASI against a native
-//!   read of the same file in the same 1 MiB chunks (goal: ≤ 2×).
+//!   read of the same file in the same 1 MiB chunks (goal: ≤ 2×), and the
+//!   floor of any host of the component model: the same reads plus the one
+//!   copy into guest memory that lowering a `list<u8>` makes, in plain Rust.
 //!
 //! Needs the guests: run guests/build.sh first. Figures: benches/report.py.
 
@@ -70,6 +72,23 @@ fn read_64mib(c: &mut Criterion) {
                 sum += chunk[..n].iter().step_by(4096).map(|&b| u64::from(b)).sum::<u64>();
             }
             (total, sum)
+        })
+    });
+    group.bench_function("two_copies_floor", |b| {
+        b.iter(|| {
+            let f = std::fs::File::open(&file).unwrap();
+            let mut guest_memory = vec![0u8; 1 << 20];
+            let mut position = 0u64;
+            loop {
+                let mut chunk: Vec<u8> = Vec::with_capacity(1 << 20);
+                let n = rustix::io::pread(&f, rustix::buffer::spare_capacity(&mut chunk), position).unwrap();
+                if n == 0 {
+                    break;
+                }
+                position += n as u64;
+                guest_memory[..n].copy_from_slice(&chunk);
+            }
+            guest_memory[0]
         })
     });
     group.finish();
