@@ -44,6 +44,10 @@ pub struct SandboxSpec {
     #[serde(default)]
     #[schemars(with = "Option<LimitsSpec>")]
     pub limits: Option<Spanned<LimitsSpec>>,
+    /// How native shell commands (`warden exec`) see the host beyond the mounts.
+    #[serde(default)]
+    #[schemars(with = "Option<ShellSpec>")]
+    pub shell: Option<Spanned<ShellSpec>>,
     /// Environment variables a tool sees, besides those given with `--env`. No other variable passes.
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, String>")]
@@ -84,6 +88,36 @@ pub struct MountSpec {
     /// Writes need a person's approval.
     #[serde(default)]
     pub write_approval: bool,
+}
+
+/// What a shell command may see outside the mounts, and what it may not see inside them.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSpec {
+    /// `system` (default): the system's runtime folders (/usr, /bin, /lib*, /etc, /opt) read-only.
+    /// `all`: the whole host read-only.
+    #[serde(default)]
+    pub read: Option<ShellRead>,
+    /// Paths inside mounts that appear absent or empty, e.g. `[.env, secrets/]`; relative ones
+    /// apply in every mount.
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// More paths inside writable mounts that stay read-only, besides Warden's own list.
+    #[serde(default)]
+    pub protect: Vec<String>,
+    /// Captured output per stream, e.g. `1MiB` (the default).
+    #[serde(default)]
+    pub max_output: Option<String>,
+    /// Allow new Unix-domain sockets (default false).
+    #[serde(default)]
+    pub allow_unix_sockets: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ShellRead {
+    System,
+    All,
 }
 
 /// How a worker derives from the program's sandbox. With nothing set it sees nothing.

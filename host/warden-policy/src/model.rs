@@ -18,6 +18,7 @@ pub struct Policy {
     pub network: bool,
     pub require_os_sandbox: bool,
     pub limits: Limits,
+    pub shell: Shell,
     /// Environment variables given to tools, in policy order.
     pub env: Vec<(String, String)>,
     pub workers: IndexMap<String, Worker>,
@@ -75,6 +76,24 @@ fn has_suffix(name: &str, suffix: &str) -> bool {
     name.len() >= suffix.len()
         && name.is_char_boundary(name.len() - suffix.len())
         && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+}
+
+/// Validated `shell:` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shell {
+    /// The whole host read-only, not just the system folders.
+    pub read_all: bool,
+    /// Relative to every mount (`.env`) or absolute host paths inside one.
+    pub deny_read: Vec<String>,
+    pub protect: Vec<String>,
+    pub max_output_bytes: u64,
+    pub allow_unix_sockets: bool,
+}
+
+impl Default for Shell {
+    fn default() -> Shell {
+        Shell { read_all: false, deny_read: Vec::new(), protect: Vec::new(), max_output_bytes: 1 << 20, allow_unix_sockets: false }
+    }
 }
 
 #[derive(Debug, Clone)]

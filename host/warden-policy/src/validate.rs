@@ -7,10 +7,10 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest};
-use crate::document::{Mode, MountSpec, PolicyDocument, WorkerSpec};
+use crate::document::{Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, WorkerSpec};
 use crate::error::PolicyError;
 use crate::limits::Limits;
-use crate::model::{Layout, Mount, Policy, Rules, Worker};
+use crate::model::{Layout, Mount, Policy, Rules, Shell, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
 
@@ -60,6 +60,10 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
             .validate()
             .map_err(|(field, m)| err(m).field(format!("sandbox.limits.{field}")).at(&spec.referenced))?,
     };
+    let shell = match &sandbox.shell {
+        None => Shell::default(),
+        Some(spec) => shell(&spec.value).map_err(|(field, m)| err(m).field(format!("sandbox.shell.{field}")).at(&spec.referenced))?,
+    };
     for name in sandbox.env.keys() {
         check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
     }
@@ -70,6 +74,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         network: sandbox.network,
         require_os_sandbox: sandbox.require_os_sandbox,
         limits,
+        shell,
         env: sandbox.env.into_iter().collect(),
         workers: IndexMap::new(),
     };
@@ -78,6 +83,28 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         policy.workers.insert(name, worker);
     }
     Ok(policy)
+}
+
+fn shell(spec: &ShellSpec) -> Result<Shell, (&'static str, String)> {
+    let paths = |field, list: &[String]| {
+        for p in list {
+            if p.is_empty() || p.contains('\0') || p.split('/').any(|c| c == "..") {
+                return Err((field, format!("'{}' is not a usable path: no empty paths, NUL or '..'", p.escape_debug())));
+            }
+        }
+        Ok(list.to_vec())
+    };
+    let max_output_bytes = match &spec.max_output {
+        Some(size) => crate::limits::parse_size(size).map_err(|m| ("max_output", m))?,
+        None => Shell::default().max_output_bytes,
+    };
+    Ok(Shell {
+        read_all: spec.read == Some(ShellRead::All),
+        deny_read: paths("deny_read", &spec.deny_read)?,
+        protect: paths("protect", &spec.protect)?,
+        max_output_bytes,
+        allow_unix_sockets: spec.allow_unix_sockets,
+    })
 }
 
 /// A variable name the OS accepts: not empty, no `=`, no NUL.

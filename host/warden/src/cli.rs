@@ -54,6 +54,16 @@ pub enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Run a native command in the OS sandbox (bubblewrap on Linux, Seatbelt on macOS).
+    ///
+    /// The host is read-only and mostly hidden: the command sees the system's runtime
+    /// folders (/usr, /bin, /lib*, /etc, /opt) and the policy's mounts at their host
+    /// paths, writable where the policy says rw. Protected paths (.git/hooks,
+    /// .git/config, shell rc files, .vscode/, ...) stay read-only. No network unless
+    /// the policy allows it. The exit status is the command's; 124 means it timed out
+    /// (it and all its children were killed); 2 means an invalid policy, or no OS
+    /// sandbox under `require_os_sandbox: true`.
+    Exec(ExecArgs),
     /// Compile a component into the cache ahead of time, so that its first run starts fast.
     Compile {
         /// The component file (.wasm).
@@ -72,6 +82,25 @@ pub struct RunArgs {
     /// Arguments for the component.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExecArgs {
+    /// The policy file (YAML).
+    #[arg(long, value_name = "POLICY")]
+    pub policy: PathBuf,
+    /// Run as this worker of the policy, with its derived (narrower) mounts.
+    #[arg(long, value_name = "NAME")]
+    pub worker: Option<String>,
+    /// Time limit, e.g. 500ms, 10s [default: the policy's limits.timeout, else 120s].
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Working folder, a virtual path such as /portfolio/src [default: the first writable mount].
+    #[arg(long, value_name = "VIRTUAL_PATH")]
+    pub cwd: Option<String>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]...")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,6 +1,7 @@
 mod check;
 mod cli;
 mod exit;
+mod exec_cmd;
 mod fs_cmd;
 mod wasm_cmd;
 
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
         }
         Command::Fs(args) => fs_cmd::run(args),
         Command::Run(args) => wasm_cmd::run(args),
+        Command::Exec(args) => exec_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
         Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),

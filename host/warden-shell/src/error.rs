@@ -1,0 +1,14 @@
+//! Why a shell command could not be run.
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    #[error("{0}")]
+    Policy(String),
+    /// No OS sandbox, and the policy requires one.
+    #[error("no OS sandbox is available ({reason}), and the policy sets require_os_sandbox: true; the command was not run")]
+    SandboxRequired { reason: String },
+    #[error("cannot run the command: {0}")]
+    Spawn(#[from] std::io::Error),
+    #[error("--cwd {path}: {reason}")]
+    Cwd { path: String, reason: String },
+}

@@ -1,0 +1,25 @@
+//! Warden's OS-sandbox runner for native commands: bubblewrap on Linux,
+//! Seatbelt on macOS, configured from the same policy as the capability
+//! filesystem. Mounts appear at their host paths (build tools expect real
+//! paths); the rest of the host is hidden, except the system's runtime
+//! folders, read-only. This crate knows nothing of wasmtime.
+
+mod bwrap;
+mod env;
+mod error;
+mod notes;
+mod output;
+mod pids;
+mod plan;
+mod probe;
+mod run;
+mod sandbox;
+pub mod seatbelt;
+mod seccomp;
+
+pub use bwrap::{args as bwrap_args, BwrapArgs};
+pub use error::ShellError;
+pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
+pub use probe::{bwrap_path, probe};
+pub use run::{Backend, ExecutionResult, TIMED_OUT};
+pub use sandbox::ShellSandbox;

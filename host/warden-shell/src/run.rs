@@ -1,0 +1,173 @@
+//! Running one command: spawn (under bwrap or, when allowed, bare), cap its
+//! output, stop it at the timeout with its whole process group, and clean up.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::bwrap;
+use crate::error::ShellError;
+use crate::output::capture;
+use crate::pids::{PidsCgroup, MAX_PIDS};
+use crate::plan::ExecPlan;
+use crate::seccomp;
+
+pub const TIMED_OUT: i32 = 124;
+
+/// What a command did. `ok()` is a zero exit within the time limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionResult {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: i32,
+    pub timed_out: bool,
+    /// Some output was cut at the cap.
+    pub truncated: bool,
+    /// Whether an OS sandbox confined the command.
+    pub sandboxed: bool,
+}
+
+impl ExecutionResult {
+    pub fn ok(&self) -> bool {
+        self.exit_code == 0 && !self.timed_out
+    }
+}
+
+/// How commands are confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    Bwrap(PathBuf),
+    /// macOS: `sandbox-exec` with a generated profile.
+    Seatbelt(PathBuf),
+    /// No OS sandbox; the reason is in every result's stderr.
+    Unsandboxed { reason: String },
+}
+
+pub struct Job<'a> {
+    pub plan: &'a ExecPlan,
+    pub backend: &'a Backend,
+    pub command: &'a [OsString],
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+}
+
+pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
+    let seccomp = match job.backend {
+        Backend::Bwrap(_) => Some(seccomp_pipe(job.plan.allow_unix_sockets)?),
+        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
+    };
+    let (mut cmd, placeholders) = match job.backend {
+        Backend::Bwrap(bwrap_path) => {
+            let fd = seccomp.as_ref().map(|fd| std::os::fd::AsRawFd::as_raw_fd(fd));
+            let built = bwrap::args(job.plan, job.cwd, fd, job.command);
+            let mut cmd = Command::new(bwrap_path);
+            cmd.args(&built.args);
+            let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();
+            (cmd, fresh)
+        }
+        Backend::Seatbelt(exec) => {
+            let mut cmd = Command::new(exec);
+            cmd.arg("-p").arg(crate::seatbelt::profile(job.plan)).arg("--").args(job.command).current_dir(job.cwd);
+            (cmd, Vec::new())
+        }
+        Backend::Unsandboxed { .. } => {
+            let mut cmd = Command::new(&job.command[0]);
+            cmd.args(&job.command[1..]).current_dir(job.cwd);
+            (cmd, Vec::new())
+        }
+    };
+    cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.process_group(0);
+    let cgroup = PidsCgroup::create();
+    let procs = cgroup.as_ref().map(|c| std::os::fd::AsRawFd::as_raw_fd(&c.procs));
+    let seccomp_fd = seccomp.as_ref().map(|fd| std::os::fd::AsRawFd::as_raw_fd(fd));
+    // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(fd) = seccomp_fd {
+                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
+                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+            }
+            match procs {
+                Some(fd) => {
+                    rustix::io::write(std::os::fd::BorrowedFd::borrow_raw(fd), b"0")?;
+                }
+                None => {
+                    let limit = rustix::process::Rlimit { current: Some(MAX_PIDS), maximum: Some(MAX_PIDS) };
+                    let _ = rustix::process::setrlimit(rustix::process::Resource::Nproc, limit);
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    drop(seccomp);
+    let pgid = rustix::process::Pid::from_child(&child);
+    let cap = job.plan.max_output_bytes;
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let out_thread = std::thread::spawn(move || capture(stdout, cap));
+    let err_thread = std::thread::spawn(move || capture(stderr, cap));
+    let (done_tx, done_rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = done_tx.send(());
+        status
+    });
+    let timed_out = done_rx.recv_timeout(job.timeout).is_err();
+    // Whatever the command left behind in its group goes too.
+    let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    let status = waiter.join().expect("the waiter thread")?;
+    let (out, err) = (out_thread.join().expect("stdout reader"), err_thread.join().expect("stderr reader"));
+    drop(cgroup);
+    for placeholder in placeholders {
+        remove_placeholder(&placeholder);
+    }
+    let exit_code = if timed_out {
+        TIMED_OUT
+    } else {
+        status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0))
+    };
+    let mut stderr = String::from_utf8_lossy(&err.bytes).into_owned();
+    if timed_out {
+        stderr.push_str(&format!("\n[warden: timed out after {} ms; the command and its children were killed]\n", job.timeout.as_millis()));
+    }
+    if exit_code != 0 {
+        stderr.push_str(&crate::notes::for_failure(&stderr, job.plan));
+    }
+    if let Backend::Unsandboxed { reason } = job.backend {
+        stderr.push_str(&format!("\n[warden: warning: this command ran WITHOUT an OS sandbox: {reason}]\n"));
+    }
+    Ok(ExecutionResult {
+        stdout: String::from_utf8_lossy(&out.bytes).into_owned(),
+        stderr,
+        exit_code,
+        timed_out,
+        truncated: out.truncated || err.truncated,
+        sandboxed: !matches!(job.backend, Backend::Unsandboxed { .. }),
+    })
+}
+
+/// The seccomp program in a pipe that bwrap reads (`--seccomp FD`).
+fn seccomp_pipe(allow_unix_sockets: bool) -> Result<std::os::fd::OwnedFd, ShellError> {
+    let program = seccomp::filter(allow_unix_sockets).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+    let bytes = seccomp::to_bytes(&program);
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from)?;
+    rustix::io::write(&write, &bytes).map_err(std::io::Error::from)?;
+    Ok(read)
+}
+
+/// A mount point bwrap made over a protected path that did not exist: gone
+/// again if it is still an empty file or folder.
+fn remove_placeholder(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() == 0 => drop(std::fs::remove_file(path)),
+        Ok(m) if m.is_dir() => drop(std::fs::remove_dir(path)),
+        _ => {}
+    }
+}

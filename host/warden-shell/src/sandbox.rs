@@ -1,0 +1,103 @@
+//! The library API: a shell sandbox built from a policy, started once, used
+//! for many commands, from async code.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use warden_fs::Sandbox;
+use warden_policy::Policy;
+
+use crate::error::ShellError;
+use crate::plan::ExecPlan;
+use crate::probe::probe;
+use crate::run::{run, Backend, ExecutionResult, Job};
+
+pub struct ShellSandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    plan: ExecPlan,
+    backend: Backend,
+    policy_env: Vec<(String, String)>,
+    /// Kept open: the mounts' handles are where the bind paths come from.
+    fs: Sandbox,
+}
+
+impl ShellSandbox {
+    /// Builds the plan and probes for an OS sandbox. Without one, a policy
+    /// with `require_os_sandbox: true` is refused; otherwise every result says
+    /// it ran unsandboxed.
+    pub fn new(policy: &Policy, worker: Option<&str>) -> Result<ShellSandbox, ShellError> {
+        let fs = Sandbox::open_for(policy, worker).map_err(|e| ShellError::Policy(e.to_string()))?;
+        let plan = ExecPlan::new(policy, &fs)?;
+        let backend = probe();
+        if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
+            return Err(ShellError::SandboxRequired { reason: reason.clone() });
+        }
+        let inner = Inner { plan, backend, policy_env: policy.env.clone(), fs };
+        Ok(ShellSandbox { inner: Arc::new(inner) })
+    }
+
+    pub async fn start(policy: Policy, worker: Option<String>) -> Result<ShellSandbox, ShellError> {
+        tokio::task::spawn_blocking(move || ShellSandbox::new(&policy, worker.as_deref()))
+            .await
+            .map_err(|e| ShellError::Spawn(std::io::Error::other(e)))?
+    }
+
+    /// Runs `command` with `/bin/sh -c` in the default working folder.
+    pub async fn execute(&self, command: &str, timeout: Duration) -> Result<ExecutionResult, ShellError> {
+        let argv = vec![OsString::from("/bin/sh"), OsString::from("-c"), OsString::from(command)];
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.execute_argv(&argv, None, timeout))
+            .await
+            .map_err(|e| ShellError::Spawn(std::io::Error::other(e)))?
+    }
+
+    /// Runs a program with arguments, blocking; `cwd` is a virtual path.
+    pub fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
+        self.inner.execute_argv(argv, cwd, timeout)
+    }
+
+    /// Nothing outlives a command, so stopping only releases the handles.
+    pub async fn stop(self) {}
+
+    pub fn backend(&self) -> &Backend {
+        &self.inner.backend
+    }
+
+    pub fn plan(&self) -> &ExecPlan {
+        &self.inner.plan
+    }
+}
+
+impl Inner {
+    fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
+        if argv.is_empty() {
+            return Err(ShellError::Policy("no command given".into()));
+        }
+        let cwd = match cwd {
+            Some(vpath) => self.host_path(vpath)?,
+            None => self.plan.default_cwd.clone(),
+        };
+        let home = cwd.to_string_lossy().into_owned();
+        let env = crate::env::build(std::env::vars(), &self.policy_env, &home);
+        run(&Job { plan: &self.plan, backend: &self.backend, command: argv, cwd: &cwd, env: &env, timeout })
+    }
+
+    /// Where a virtual folder appears to the command: under its mount's host path.
+    fn host_path(&self, vpath: &str) -> Result<PathBuf, ShellError> {
+        let resolved = self.fs.resolve(vpath).map_err(|e| ShellError::Cwd { path: vpath.into(), reason: e.to_string() })?;
+        let bind = self.plan.binds.iter().find(|b| b.vpath == resolved.mount.to_string()).ok_or_else(|| ShellError::Cwd {
+            path: vpath.into(),
+            reason: "not inside a mount".into(),
+        })?;
+        let path = bind.host.join(&resolved.relative);
+        if !path.is_dir() {
+            return Err(ShellError::Cwd { path: vpath.into(), reason: "not a folder".into() });
+        }
+        Ok(path)
+    }
+}

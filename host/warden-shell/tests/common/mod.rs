@@ -1,0 +1,78 @@
+//! A temporary project with a policy, and a shell sandbox over it.
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use warden_shell::{ExecutionResult, ShellSandbox};
+
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// `proj/` (rw, with a file), `docs/` (ro) and `outside/` (no mount) with a secret.
+    pub fn new() -> Project {
+        let p = Project { dir: tempfile::tempdir().unwrap() };
+        p.file("proj/main.c", "int main(void) { return 0; }\n");
+        p.file("docs/readme.md", "docs\n");
+        p.file("outside/secret.txt", SECRET);
+        p
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn file(&self, rel: &str, content: &str) -> &Project {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+        self
+    }
+
+    pub fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.path(rel)).ok()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        std::fs::symlink_metadata(self.path(rel)).is_ok()
+    }
+
+    /// A sandbox from the default policy plus `shell_extra` lines under `sandbox:`.
+    pub fn sandbox(&self, sandbox_extra: &str) -> ShellSandbox {
+        let policy = format!(
+            "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}"
+        );
+        std::fs::write(self.path("policy.yaml"), policy).unwrap();
+        let policy = warden_policy::load(&self.path("policy.yaml")).unwrap();
+        ShellSandbox::new(&policy, None).unwrap()
+    }
+
+    /// Runs `script` with `/bin/sh -c` under the default policy.
+    pub fn sh(&self, script: &str) -> ExecutionResult {
+        sh_in(&self.sandbox(""), script)
+    }
+}
+
+pub fn sh_in(sandbox: &ShellSandbox, script: &str) -> ExecutionResult {
+    sh_timeout(sandbox, script, Duration::from_secs(20))
+}
+
+pub fn sh_timeout(sandbox: &ShellSandbox, script: &str, timeout: Duration) -> ExecutionResult {
+    let argv: Vec<OsString> = ["/bin/sh", "-c", script].iter().map(OsString::from).collect();
+    let result = sandbox.execute_argv(&argv, None, timeout).unwrap();
+    assert!(result.sandboxed, "no OS sandbox here: {}", result.stderr);
+    result
+}
+
+pub const SECRET: &str = "TOP-SECRET-OUTSIDE";
+
+pub fn assert_no_secret(result: &ExecutionResult) {
+    assert!(!result.stdout.contains(SECRET) && !result.stderr.contains(SECRET), "the secret leaked: {result:?}");
+}
+
+pub fn host(path: &Path) -> String {
+    path.to_str().unwrap().to_owned()
+}

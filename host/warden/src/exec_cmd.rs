@@ -1,0 +1,38 @@
+//! `warden exec`: one native command in the OS sandbox.
+
+use std::io::Write;
+use std::time::Duration;
+
+use warden_shell::{Backend, ShellError, ShellSandbox};
+
+use crate::cli::ExecArgs;
+use crate::exit::Failure;
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn run(args: ExecArgs) -> Result<(), Failure> {
+    let policy = warden_policy::load(&args.policy)?;
+    let timeout = match &args.timeout {
+        Some(t) => warden_policy::parse_duration(t).map_err(|m| Failure::usage(format!("--timeout: {m}")))?,
+        None => policy.limits.timeout.unwrap_or(DEFAULT_TIMEOUT),
+    };
+    let sandbox = ShellSandbox::new(&policy, args.worker.as_deref()).map_err(shell_failure)?;
+    if let Backend::Unsandboxed { reason } = sandbox.backend() {
+        eprintln!("warden: warning: no OS sandbox ({reason}); the command runs unsandboxed");
+    }
+    let result = sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?;
+    std::io::stdout().write_all(result.stdout.as_bytes())?;
+    std::io::stderr().write_all(result.stderr.as_bytes())?;
+    match result.exit_code {
+        0 => Ok(()),
+        code => Err(Failure { status: u8::try_from(code).unwrap_or(Failure::FAILED).max(1), message: String::new() }),
+    }
+}
+
+fn shell_failure(e: ShellError) -> Failure {
+    let status = match e {
+        ShellError::Spawn(_) => Failure::FAILED,
+        _ => Failure::USAGE,
+    };
+    Failure { status, message: format!("warden: {e}") }
+}
