@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
 mod components;
+mod exec;
 
 const POLICY: &str = "\
 version: 1

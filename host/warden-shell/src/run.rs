@@ -2,6 +2,7 @@
 //! output, stop it at the timeout with its whole process group, and clean up.
 
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -60,10 +61,10 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
         Backend::Bwrap(_) => Some(seccomp_pipe(job.plan.allow_unix_sockets)?),
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
     };
+    let seccomp_fd = seccomp.as_ref().map(AsRawFd::as_raw_fd);
     let (mut cmd, placeholders) = match job.backend {
         Backend::Bwrap(bwrap_path) => {
-            let fd = seccomp.as_ref().map(|fd| std::os::fd::AsRawFd::as_raw_fd(fd));
-            let built = bwrap::args(job.plan, job.cwd, fd, job.command);
+            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, job.command);
             let mut cmd = Command::new(bwrap_path);
             cmd.args(&built.args);
             let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();
@@ -84,8 +85,7 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
     let cgroup = PidsCgroup::create();
-    let procs = cgroup.as_ref().map(|c| std::os::fd::AsRawFd::as_raw_fd(&c.procs));
-    let seccomp_fd = seccomp.as_ref().map(|fd| std::os::fd::AsRawFd::as_raw_fd(fd));
+    let procs = cgroup.as_ref().map(|c| c.procs.as_raw_fd());
     // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {

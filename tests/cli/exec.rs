@@ -1,0 +1,103 @@
+//! `warden exec` as a contract: exit statuses, the fallback both ways, and
+//! the sandbox run by an unprivileged user.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use super::Fixture;
+
+struct Out {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn exec(f: &Fixture, env: &[(&str, &str)], args: &[&str]) -> Out {
+    let policy = f.path("policy.yaml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
+    cmd.args(["exec", "--policy", policy.to_str().unwrap()]).args(args).envs(env.iter().copied());
+    let out = cmd.output().unwrap();
+    Out {
+        status: out.status.code().unwrap(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn exec_exits_with_the_commands_code() {
+    let f = Fixture::new();
+    let r = exec(&f, &[], &["--", "/bin/sh", "-c", "echo out; echo err >&2; exit 7"]);
+    assert_eq!((r.status, r.stdout.as_str(), r.stderr.as_str()), (7, "out\n", "err\n"));
+}
+
+#[test]
+fn exec_runs_in_a_virtual_working_folder() {
+    let f = Fixture::new();
+    let r = exec(&f, &[], &["--cwd", "/portfolio/reports", "--", "/bin/ls"]);
+    assert_eq!((r.status, r.stdout.as_str()), (0, "q3.md\n"));
+    let r = exec(&f, &[], &["--cwd", "/nowhere", "--", "/bin/true"]);
+    assert_eq!(r.status, 2);
+    assert!(r.stderr.starts_with("warden: --cwd /nowhere: "), "{}", r.stderr);
+}
+
+#[test]
+fn exec_timeout_exits_124_and_kills_the_command() {
+    let f = Fixture::new();
+    let r = exec(&f, &[], &["--timeout", "300ms", "--", "/bin/sh", "-c", "sleep 1; echo late > late.md"]);
+    assert_eq!(r.status, 124);
+    assert!(r.stderr.contains("[warden: timed out after 300 ms; the command and its children were killed]"), "{}", r.stderr);
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    assert!(!f.path("portfolio/late.md").exists());
+}
+
+#[test]
+fn without_an_os_sandbox_a_policy_that_requires_one_refuses() {
+    let f = Fixture::new();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  require_os_sandbox: true\n");
+    f.file("policy.yaml", &policy);
+    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    assert_eq!(r.status, 2);
+    assert_eq!(
+        r.stderr,
+        "warden: no OS sandbox is available (cannot start /nonexistent/bwrap: No such file or directory (os error 2)), \
+         and the policy sets require_os_sandbox: true; the command was not run\n"
+    );
+    assert!(!f.path("portfolio/ran.md").exists());
+}
+
+#[test]
+fn without_an_os_sandbox_the_command_runs_with_a_warning_that_says_so() {
+    let f = Fixture::new();
+    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(f.path("portfolio/ran.md").exists());
+    assert!(r.stderr.starts_with("warden: warning: no OS sandbox (cannot start /nonexistent/bwrap: "), "{}", r.stderr);
+    assert!(r.stderr.contains("[warden: warning: this command ran WITHOUT an OS sandbox: "), "{}", r.stderr);
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_sandbox() {
+    let f = Fixture::new();
+    for dir in ["", "portfolio", "portfolio/reports", "pipeline", "outside"] {
+        std::fs::set_permissions(f.path(dir), std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let policy = f.path("policy.yaml");
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_warden"))
+        .args(["exec", "--policy", policy.to_str().unwrap(), "--", "/bin/sh", "-c"])
+        .arg(format!(
+            "id -u; grep -E 'CapEff|NoNewPrivs' /proc/self/status; echo x > made.md; cat {}; echo y > {}",
+            f.path("outside/secret.md").display(),
+            f.path("outside/new.md").display()
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.starts_with("65534\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n"), "{stdout}\n{stderr}");
+    assert!(f.path("portfolio/made.md").exists(), "{stderr}");
+    assert!(!stdout.contains("SECRET") && !f.path("outside/new.md").exists(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("WITHOUT an OS sandbox"), "{stderr}");
+}
