@@ -72,8 +72,44 @@ fn without_an_os_sandbox_the_command_runs_with_a_warning_that_says_so() {
     let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(f.path("portfolio/ran.md").exists());
-    assert!(r.stderr.starts_with("warden: warning: no OS sandbox (cannot start /nonexistent/bwrap: "), "{}", r.stderr);
-    assert!(r.stderr.contains("[warden: warning: this command ran WITHOUT an OS sandbox: "), "{}", r.stderr);
+    assert!(
+        r.stderr.ends_with("[warden: warning: this command ran WITHOUT an OS sandbox: cannot start /nonexistent/bwrap: No such file or directory (os error 2)]\n"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A bwrap that exists but cannot set up a sandbox, as on a system without user namespaces.
+fn broken_bwrap(f: &Fixture) -> String {
+    let path = f.path("broken-bwrap");
+    std::fs::write(&path, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_bwrap_that_fails_at_setup_is_found_out_by_the_first_command() {
+    let f = Fixture::new();
+    let bwrap = broken_bwrap(&f);
+    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap)], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(f.path("portfolio/ran.md").exists());
+    assert!(
+        r.stderr.ends_with("[warden: warning: this command ran WITHOUT an OS sandbox: bwrap: No permissions to create new namespace]\n"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(f.path("portfolio/ran.md")).unwrap();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  require_os_sandbox: true\n");
+    f.file("policy.yaml", &policy);
+    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap)], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    assert_eq!(r.status, 2);
+    assert_eq!(
+        r.stderr,
+        "warden: no OS sandbox is available (bwrap: No permissions to create new namespace), and the policy sets \
+         require_os_sandbox: true; the command was not run\n"
+    );
+    assert!(!f.path("portfolio/ran.md").exists());
 }
 
 #[test]

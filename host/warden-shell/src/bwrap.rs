@@ -15,7 +15,7 @@ pub struct BwrapArgs {
     pub placeholders: Vec<PathBuf>,
 }
 
-pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, command: &[OsString]) -> BwrapArgs {
+pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: i32, command: &[OsString]) -> BwrapArgs {
     let mut a = Args(Vec::new());
     a.flags(&["--new-session", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
     if !plan.network {
@@ -86,6 +86,7 @@ pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, command: &[OsS
     if let Some(fd) = seccomp_fd {
         a.flags(&["--seccomp", &fd.to_string()]);
     }
+    a.flags(&["--json-status-fd", &status_fd.to_string()]);
     a.0.push("--".into());
     a.0.extend(command.iter().cloned());
     BwrapArgs { args: a.0, placeholders }

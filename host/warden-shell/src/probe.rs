@@ -1,7 +1,7 @@
 //! Is an OS sandbox available here? Asked once, when a shell sandbox starts.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::os::unix::fs::PermissionsExt;
 
 use crate::run::Backend;
 
@@ -10,6 +10,9 @@ pub fn bwrap_path() -> PathBuf {
     std::env::var_os("WARDEN_BWRAP").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/bwrap"))
 }
 
+/// A cheap check, made at start: is there a bwrap to run, and may this user
+/// make the namespaces it needs? Whether bwrap really works here is learned
+/// from the first command's `--json-status-fd` report, without a probe spawn.
 pub fn probe() -> Backend {
     if cfg!(target_os = "macos") {
         let exec = PathBuf::from(crate::seatbelt::SANDBOX_EXEC);
@@ -20,19 +23,21 @@ pub fn probe() -> Backend {
         };
     }
     let bwrap = bwrap_path();
-    let out = Command::new(&bwrap)
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev"])
-        .args(["--cap-drop", "ALL", "--", "/bin/true"])
-        .env_clear()
-        .stdin(Stdio::null())
-        .output();
-    match out {
-        Err(e) => Backend::Unsandboxed { reason: format!("cannot start {}: {e}", bwrap.display()) },
-        Ok(out) if out.status.success() => Backend::Bwrap(bwrap),
-        Ok(out) => {
-            let why = String::from_utf8_lossy(&out.stderr);
-            let why = why.lines().next().unwrap_or("it failed without a message").trim().to_owned();
-            Backend::Unsandboxed { reason: format!("{} does not work here: {why}", bwrap.display()) }
+    match std::fs::metadata(&bwrap) {
+        Err(e) => return Backend::Unsandboxed { reason: format!("cannot start {}: {e}", bwrap.display()) },
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+            return Backend::Unsandboxed { reason: format!("{} is not executable", bwrap.display()) };
         }
+        Ok(_) => {}
     }
+    if !rustix::process::geteuid().is_root() && !user_namespaces_allowed() {
+        return Backend::Unsandboxed { reason: "user namespaces are disabled on this system".into() };
+    }
+    Backend::Bwrap(bwrap)
+}
+
+fn user_namespaces_allowed() -> bool {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());
+    read("/proc/sys/user/max_user_namespaces").is_none_or(|n| n != "0")
+        && read("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != "0")
 }

@@ -56,15 +56,24 @@ pub struct Job<'a> {
     pub timeout: Duration,
 }
 
-pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
+/// A run ends in a result, or in the news that the OS sandbox could not be set up
+/// (the command did not start).
+pub enum Outcome {
+    Ran(ExecutionResult),
+    SandboxFailed { reason: String },
+}
+
+pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let seccomp = match job.backend {
         Backend::Bwrap(_) => Some(seccomp_pipe(job.plan.allow_unix_sockets)?),
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
     };
     let seccomp_fd = seccomp.as_ref().map(AsRawFd::as_raw_fd);
+    let (status_read, status_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from)?;
+    let status_fd = status_write.as_raw_fd();
     let (mut cmd, placeholders) = match job.backend {
         Backend::Bwrap(bwrap_path) => {
-            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, job.command);
+            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, status_fd, job.command);
             let mut cmd = Command::new(bwrap_path);
             cmd.args(&built.args);
             let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();
@@ -92,6 +101,8 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
             if let Some(fd) = seccomp_fd {
                 let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
                 rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+                let fd = std::os::fd::BorrowedFd::borrow_raw(status_fd);
+                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
             }
             match procs {
                 Some(fd) => {
@@ -107,6 +118,7 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
     }
     let mut child = cmd.spawn()?;
     drop(seccomp);
+    drop(status_write);
     let pgid = rustix::process::Pid::from_child(&child);
     let cap = job.plan.max_output_bytes;
     let stdout = child.stdout.take().expect("piped");
@@ -128,6 +140,17 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
     for placeholder in placeholders {
         remove_placeholder(&placeholder);
     }
+    if let Backend::Bwrap(_) = job.backend
+        && !timed_out
+        && !read_all(status_read).contains("\"exit-code\"")
+    {
+        let stderr = String::from_utf8_lossy(&err.bytes);
+        let why = stderr.lines().rev().find(|l| l.starts_with("bwrap:")).unwrap_or("bwrap failed to set up the sandbox");
+        // A program that does not exist is the command's failure, not the sandbox's.
+        if !why.starts_with("bwrap: execvp") {
+            return Ok(Outcome::SandboxFailed { reason: why.trim().to_owned() });
+        }
+    }
     let exit_code = if timed_out {
         TIMED_OUT
     } else {
@@ -143,14 +166,21 @@ pub fn run(job: &Job<'_>) -> Result<ExecutionResult, ShellError> {
     if let Backend::Unsandboxed { reason } = job.backend {
         stderr.push_str(&format!("\n[warden: warning: this command ran WITHOUT an OS sandbox: {reason}]\n"));
     }
-    Ok(ExecutionResult {
+    Ok(Outcome::Ran(ExecutionResult {
         stdout: String::from_utf8_lossy(&out.bytes).into_owned(),
         stderr,
         exit_code,
         timed_out,
         truncated: out.truncated || err.truncated,
         sandboxed: !matches!(job.backend, Backend::Unsandboxed { .. }),
-    })
+    }))
+}
+
+/// What bwrap wrote to `--json-status-fd` (a `child-pid`, then an `exit-code` once the command ran).
+fn read_all(fd: std::os::fd::OwnedFd) -> String {
+    let mut text = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text);
+    text
 }
 
 /// The seccomp program in a pipe that bwrap reads (`--seccomp FD`).

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use warden_fs::Sandbox;
@@ -12,7 +12,7 @@ use warden_policy::Policy;
 use crate::error::ShellError;
 use crate::plan::ExecPlan;
 use crate::probe::probe;
-use crate::run::{run, Backend, ExecutionResult, Job};
+use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
 
 pub struct ShellSandbox {
     inner: Arc<Inner>,
@@ -20,7 +20,9 @@ pub struct ShellSandbox {
 
 struct Inner {
     plan: ExecPlan,
-    backend: Backend,
+    /// Becomes `Unsandboxed` if bwrap turns out not to work here (and that is allowed).
+    backend: Mutex<Backend>,
+    require_os_sandbox: bool,
     policy_env: Vec<(String, String)>,
     /// Kept open: the mounts' handles are where the bind paths come from.
     fs: Sandbox,
@@ -37,7 +39,13 @@ impl ShellSandbox {
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
             return Err(ShellError::SandboxRequired { reason: reason.clone() });
         }
-        let inner = Inner { plan, backend, policy_env: policy.env.clone(), fs };
+        let inner = Inner {
+            plan,
+            backend: Mutex::new(backend),
+            require_os_sandbox: policy.require_os_sandbox,
+            policy_env: policy.env.clone(),
+            fs,
+        };
         Ok(ShellSandbox { inner: Arc::new(inner) })
     }
 
@@ -64,8 +72,8 @@ impl ShellSandbox {
     /// Nothing outlives a command, so stopping only releases the handles.
     pub async fn stop(self) {}
 
-    pub fn backend(&self) -> &Backend {
-        &self.inner.backend
+    pub fn backend(&self) -> Backend {
+        self.inner.backend.lock().unwrap().clone()
     }
 
     pub fn plan(&self) -> &ExecPlan {
@@ -84,7 +92,21 @@ impl Inner {
         };
         let home = cwd.to_string_lossy().into_owned();
         let env = crate::env::build(std::env::vars(), &self.policy_env, &home);
-        run(&Job { plan: &self.plan, backend: &self.backend, command: argv, cwd: &cwd, env: &env, timeout })
+        let backend = self.backend.lock().unwrap().clone();
+        match run(&Job { plan: &self.plan, backend: &backend, command: argv, cwd: &cwd, env: &env, timeout })? {
+            Outcome::Ran(result) => Ok(result),
+            Outcome::SandboxFailed { reason } => {
+                if self.require_os_sandbox {
+                    return Err(ShellError::SandboxRequired { reason });
+                }
+                let fallback = Backend::Unsandboxed { reason };
+                *self.backend.lock().unwrap() = fallback.clone();
+                match run(&Job { plan: &self.plan, backend: &fallback, command: argv, cwd: &cwd, env: &env, timeout })? {
+                    Outcome::Ran(result) => Ok(result),
+                    Outcome::SandboxFailed { reason } => Err(ShellError::SandboxRequired { reason }),
+                }
+            }
+        }
     }
 
     /// Where a virtual folder appears to the command: under its mount's host path.

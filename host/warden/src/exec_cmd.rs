@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use warden_shell::{Backend, ShellError, ShellSandbox};
+use warden_shell::{ShellError, ShellSandbox};
 
 use crate::cli::ExecArgs;
 use crate::exit::Failure;
@@ -17,9 +17,6 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
         None => policy.limits.timeout.unwrap_or(DEFAULT_TIMEOUT),
     };
     let sandbox = ShellSandbox::new(&policy, args.worker.as_deref()).map_err(shell_failure)?;
-    if let Backend::Unsandboxed { reason } = sandbox.backend() {
-        eprintln!("warden: warning: no OS sandbox ({reason}); the command runs unsandboxed");
-    }
     let result = sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?;
     std::io::stdout().write_all(result.stdout.as_bytes())?;
     std::io::stderr().write_all(result.stderr.as_bytes())?;
