@@ -15,7 +15,7 @@ pub struct BwrapArgs {
     pub placeholders: Vec<PathBuf>,
 }
 
-pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: i32, command: &[OsString]) -> BwrapArgs {
+pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Option<i32>, command: &[OsString]) -> BwrapArgs {
     let mut a = Args(Vec::new());
     a.flags(&["--new-session", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
     if !plan.network {
@@ -70,14 +70,18 @@ pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: i32
     }
     let mut placeholders = Vec::new();
     for path in &plan.protected {
-        match std::fs::symlink_metadata(path) {
+        let Some(bind) = plan.binds.iter().find(|b| path.starts_with(&b.host)) else { continue };
+        // The shallowest part of the path that is not a folder: the path itself
+        // when it exists, else what stands in the way (a missing component, or a
+        // file such as a worktree's `.git`).
+        let Some(blocker) = first_non_folder(path, &bind.host) else { continue };
+        match std::fs::symlink_metadata(&blocker) {
             Ok(m) if m.file_type().is_symlink() => {}
-            Ok(_) => a.bind("--ro-bind", path, path),
+            Ok(_) => a.bind("--ro-bind", &blocker, &blocker),
             Err(_) => {
-                let missing = first_missing(path);
-                if !placeholders.contains(&missing) {
-                    a.bind("--ro-bind", Path::new("/dev/null"), &missing);
-                    placeholders.push(missing);
+                if !placeholders.contains(&blocker) {
+                    a.bind("--ro-bind", Path::new("/dev/null"), &blocker);
+                    placeholders.push(blocker);
                 }
             }
         }
@@ -86,22 +90,20 @@ pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: i32
     if let Some(fd) = seccomp_fd {
         a.flags(&["--seccomp", &fd.to_string()]);
     }
-    a.flags(&["--json-status-fd", &status_fd.to_string()]);
+    if let Some(fd) = status_fd {
+        a.flags(&["--json-status-fd", &fd.to_string()]);
+    }
     a.0.push("--".into());
     a.0.extend(command.iter().cloned());
     BwrapArgs { args: a.0, placeholders }
 }
 
-/// The shallowest component of `path` that does not exist.
-fn first_missing(path: &Path) -> PathBuf {
-    let mut missing = path.to_owned();
-    while let Some(parent) = missing.parent() {
-        if parent.exists() {
-            break;
-        }
-        missing = parent.to_owned();
-    }
-    missing
+/// The shallowest of `path` and its ancestors below `root` that is not an existing
+/// folder, or `path` itself when it is one.
+fn first_non_folder(path: &Path, root: &Path) -> Option<PathBuf> {
+    let below: Vec<&Path> = path.ancestors().take_while(|a| *a != root).collect();
+    let found = below.iter().rev().find(|a| !std::fs::symlink_metadata(a).is_ok_and(|m| m.is_dir()));
+    Some(found.copied().unwrap_or(path).to_owned())
 }
 
 struct Args(Vec<OsString>);

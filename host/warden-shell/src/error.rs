@@ -7,6 +7,9 @@ pub enum ShellError {
     /// No OS sandbox, and the policy requires one.
     #[error("no OS sandbox is available ({reason}), and the policy sets require_os_sandbox: true; the command was not run")]
     SandboxRequired { reason: String },
+    /// bwrap works here, but not for this command's mounts; nothing ran.
+    #[error("the sandbox for this command could not be set up ({reason}); the command was not run")]
+    SandboxSetup { reason: String },
     #[error("cannot run the command: {0}")]
     Spawn(#[from] std::io::Error),
     #[error("--cwd {path}: {reason}")]

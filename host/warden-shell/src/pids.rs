@@ -43,12 +43,19 @@ impl PidsCgroup {
 
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
-        // Empty once every process in it has exited; a few tries cover the reaping.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        // Empty once every process in it has been reaped, which may take a
+        // moment after the command ends: removed off the caller's path.
+        let dir = std::mem::take(&mut self.dir);
+        if std::fs::remove_dir(&dir).is_ok() {
+            return;
         }
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                if std::fs::remove_dir(&dir).is_ok() {
+                    return;
+                }
+            }
+        });
     }
 }

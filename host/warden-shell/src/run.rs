@@ -73,7 +73,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let status_fd = status_write.as_raw_fd();
     let (mut cmd, placeholders) = match job.backend {
         Backend::Bwrap(bwrap_path) => {
-            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, status_fd, job.command);
+            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, Some(status_fd), job.command);
             let mut cmd = Command::new(bwrap_path);
             cmd.args(&built.args);
             let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();

@@ -81,6 +81,19 @@ impl ShellSandbox {
     }
 }
 
+/// Whether the plainest bwrap sandbox starts here.
+fn bwrap_works(backend: &Backend) -> bool {
+    let Backend::Bwrap(bwrap) = backend else { return false };
+    std::process::Command::new(bwrap)
+        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 impl Inner {
     fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
         if argv.is_empty() {
@@ -96,6 +109,11 @@ impl Inner {
         match run(&Job { plan: &self.plan, backend: &backend, command: argv, cwd: &cwd, env: &env, timeout })? {
             Outcome::Ran(result) => Ok(result),
             Outcome::SandboxFailed { reason } => {
+                // Fall back only when no sandbox works on this machine, never
+                // because of what a command made of its own folders.
+                if bwrap_works(&backend) {
+                    return Err(ShellError::SandboxSetup { reason });
+                }
                 if self.require_os_sandbox {
                     return Err(ShellError::SandboxRequired { reason });
                 }

@@ -345,3 +345,28 @@ fn unix_sockets_work_when_the_policy_allows_them() {
     let (r, accepted) = unix_probe(true);
     assert!(r.stdout.contains("CONNECTED") && accepted, "{r:?}");
 }
+
+#[test]
+fn a_git_file_does_not_break_the_sandbox_or_open_a_way_round_it() {
+    // A worktree's `.git` is a file: the protected `.git/hooks` cannot exist
+    // below it, so the file itself is what stays read-only.
+    let p = Project::new();
+    p.file("proj/.git", "gitdir: /elsewhere\n");
+    let r = p.sh("echo 'gitdir: /tmp/evil' > .git; echo done");
+    assert!(r.sandboxed && r.stdout == "done\n", "{r:?}");
+    assert_eq!(p.read("proj/.git").as_deref(), Some("gitdir: /elsewhere\n"));
+}
+
+#[test]
+fn a_mount_that_cannot_be_bound_fails_closed_instead_of_running_bare() {
+    // bwrap works here, but this command's sandbox cannot be built (a mount's
+    // folder is gone): the command must not run at all, sandboxed or not.
+    let p = Project::new();
+    let sandbox = p.sandbox("");
+    std::fs::remove_dir_all(p.path("docs")).unwrap();
+    let argv: Vec<std::ffi::OsString> = ["/bin/sh", "-c", "echo ran > ran.txt"].iter().map(Into::into).collect();
+    let err = sandbox.execute_argv(&argv, None, Duration::from_secs(10)).unwrap_err();
+    assert!(err.to_string().starts_with("the sandbox for this command could not be set up (bwrap: "), "{err}");
+    assert!(!p.exists("proj/ran.txt"));
+    assert!(matches!(sandbox.backend(), warden_shell::Backend::Bwrap(_)));
+}
