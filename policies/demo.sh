@@ -36,6 +36,7 @@ step run --policy "$tools" "$guests/wc.wasm" /portfolio/notes.md /pipeline/statu
 step run "$guests/hello.wasm" Warden
 step run --timeout 200ms "$guests/hostile/loop.wasm"
 step run --deterministic --stats "$guests/entropy.wasm"
+step exec --policy "$tools" --cwd /portfolio -- /bin/sh -c 'echo "from a shell" > drafts/shell.md; cat drafts/shell.md; ls /root; echo x > /pipeline/x.md'
 
 step check "$policy"
 step fs --policy "$policy" list
