@@ -124,7 +124,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
         .arg(env!("CARGO_BIN_EXE_warden"))
         .args(["exec", "--policy", policy.to_str().unwrap(), "--", "/bin/sh", "-c"])
         .arg(format!(
-            "id -u; grep -E 'CapEff|NoNewPrivs' /proc/self/status; echo x > made.md; cat {}; echo y > {}",
+            "id -u; grep -E 'CapEff|NoNewPrivs' /proc/self/status; su -c id root </dev/null; echo x > made.md; cat {}; echo y > {}",
             f.path("outside/secret.md").display(),
             f.path("outside/new.md").display()
         ))
@@ -134,6 +134,7 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.starts_with("65534\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n"), "{stdout}\n{stderr}");
     assert!(f.path("portfolio/made.md").exists(), "{stderr}");
+    assert!(!stdout.contains("uid=0"), "su became root:\n{stdout}");
     assert!(!stdout.contains("SECRET") && !f.path("outside/new.md").exists(), "{stdout}\n{stderr}");
     assert!(!stderr.contains("WITHOUT an OS sandbox"), "{stderr}");
 }
