@@ -66,8 +66,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 impl LimitsSpec {
-    /// Checks every limit, naming the first bad field.
-    pub(crate) fn validate(&self) -> Result<Limits, (&'static str, String)> {
+    /// Checks every limit, naming the first bad field (`memory`, `timeout`, `fuel`, `output`).
+    pub fn validate(&self) -> Result<Limits, (&'static str, String)> {
         let size = |field, v: &Option<String>| v.as_deref().map(parse_size).transpose().map_err(|m| (field, m));
         let fuel = match self.fuel {
             Some(0) => return Err(("fuel", "0 is not allowed; fuel must be positive".to_owned())),

@@ -22,7 +22,7 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
     std::io::stderr().write_all(result.stderr.as_bytes())?;
     match result.exit_code {
         0 => Ok(()),
-        code => Err(Failure { status: u8::try_from(code).unwrap_or(Failure::FAILED).max(1), message: String::new() }),
+        code => Err(Failure::exit_code(code)),
     }
 }
 

@@ -21,6 +21,12 @@ impl Failure {
         Failure { status: Self::USAGE, message: message.to_string() }
     }
 
+    /// Passes on a child's nonzero exit code, silently. Exit statuses are 8
+    /// bits on Unix; a code that would wrap to 0 must still fail.
+    pub fn exit_code(code: i32) -> Failure {
+        Failure { status: u8::try_from(code).unwrap_or(Self::FAILED).max(1), message: String::new() }
+    }
+
     pub fn exit(self) -> ExitCode {
         if !self.message.is_empty() {
             eprintln!("{}", self.message);

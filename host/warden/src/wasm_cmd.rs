@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 
 use warden_fs::Sandbox;
-use warden_policy::{parse_duration, parse_size, policy_from_dir_flags, DirFlag, Limits};
+use warden_policy::{policy_from_dir_flags, DirFlag, Limits, LimitsSpec};
 use warden_wasm::{
     preopens_for, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
@@ -29,8 +29,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     match outcome.exit_code {
         0 => Ok(()),
-        // Exit statuses are 8 bits on Unix; a code that would wrap to 0 must still fail.
-        code => Err(Failure { status: u8::try_from(code).unwrap_or(Failure::FAILED).max(1), message: String::new() }),
+        code => Err(Failure::exit_code(code)),
     }
 }
 
@@ -149,23 +148,21 @@ fn env_flags(flags: &[String]) -> Result<Vec<(String, String)>, Failure> {
         .collect()
 }
 
+/// The limit flags, checked by the same rules as a policy's `limits:`.
 fn limit_flags(args: &SandboxArgs) -> Result<Limits, Failure> {
-    let size = |flag: &str, v: &Option<String>| {
-        v.as_deref().map(parse_size).transpose().map_err(|m| Failure::usage(format!("--{flag}: {m}")))
-    };
-    if args.fuel == Some(0) {
-        return Err(Failure::usage("--fuel: 0 is not allowed; fuel must be positive"));
-    }
-    Ok(Limits {
-        memory_bytes: size("max-memory", &args.max_memory)?,
-        timeout: args
-            .timeout
-            .as_deref()
-            .map(parse_duration)
-            .transpose()
-            .map_err(|m| Failure::usage(format!("--timeout: {m}")))?,
+    let spec = LimitsSpec {
+        memory: args.max_memory.clone(),
+        timeout: args.timeout.clone(),
         fuel: args.fuel,
-        output_bytes: size("max-output", &args.max_output)?,
+        output: args.max_output.clone(),
+    };
+    spec.validate().map_err(|(field, message)| {
+        let flag = match field {
+            "memory" => "max-memory",
+            "output" => "max-output",
+            other => other,
+        };
+        Failure::usage(format!("--{flag}: {message}"))
     })
 }
 
