@@ -7,9 +7,6 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
 };
 
-const AF_UNIX: u64 = 1;
-const TIOCSTI: u64 = 0x5412;
-const TIOCLINUX: u64 = 0x541C;
 
 /// The filter, compiled for this machine: `EPERM` for `ptrace`,
 /// `process_vm_{readv,writev}`, `io_uring_*`, `ioctl(TIOCSTI|TIOCLINUX)` (the
@@ -19,21 +16,21 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
     let eq32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in [
-        libc_nr::PTRACE,
-        libc_nr::PROCESS_VM_READV,
-        libc_nr::PROCESS_VM_WRITEV,
-        libc_nr::IO_URING_SETUP,
-        libc_nr::IO_URING_ENTER,
-        libc_nr::IO_URING_REGISTER,
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
     ] {
         rules.insert(call, Vec::new());
     }
     rules.insert(
-        libc_nr::IOCTL,
-        vec![SeccompRule::new(vec![eq32(1, TIOCSTI)?])?, SeccompRule::new(vec![eq32(1, TIOCLINUX)?])?],
+        libc::SYS_ioctl,
+        vec![SeccompRule::new(vec![eq32(1, libc::TIOCSTI as u64)?])?, SeccompRule::new(vec![eq32(1, libc::TIOCLINUX as u64)?])?],
     );
     if !allow_unix_sockets {
-        rules.insert(libc_nr::SOCKET, vec![SeccompRule::new(vec![eq32(0, AF_UNIX)?])?]);
+        rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?]);
     }
     let arch = std::env::consts::ARCH.try_into()?;
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(1), arch)?;
@@ -50,30 +47,6 @@ pub fn to_bytes(program: &BpfProgram) -> Vec<u8> {
         out.extend_from_slice(&ins.k.to_ne_bytes());
     }
     out
-}
-
-/// System call numbers (x86_64 and aarch64 differ; these are the kernel's).
-mod libc_nr {
-    #[cfg(target_arch = "x86_64")]
-    mod nr {
-        pub const PTRACE: i64 = 101;
-        pub const PROCESS_VM_READV: i64 = 310;
-        pub const PROCESS_VM_WRITEV: i64 = 311;
-        pub const IOCTL: i64 = 16;
-        pub const SOCKET: i64 = 41;
-    }
-    #[cfg(target_arch = "aarch64")]
-    mod nr {
-        pub const PTRACE: i64 = 117;
-        pub const PROCESS_VM_READV: i64 = 270;
-        pub const PROCESS_VM_WRITEV: i64 = 271;
-        pub const IOCTL: i64 = 29;
-        pub const SOCKET: i64 = 198;
-    }
-    pub use nr::*;
-    pub const IO_URING_SETUP: i64 = 425;
-    pub const IO_URING_ENTER: i64 = 426;
-    pub const IO_URING_REGISTER: i64 = 427;
 }
 
 #[cfg(test)]
