@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
 
 use crate::run::Backend;
 
@@ -40,4 +41,17 @@ fn user_namespaces_allowed() -> bool {
     let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());
     read("/proc/sys/user/max_user_namespaces").is_none_or(|n| n != "0")
         && read("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != "0")
+}
+
+/// Whether the plainest bwrap sandbox starts here.
+pub(crate) fn bwrap_works(backend: &Backend) -> bool {
+    let Backend::Bwrap(bwrap) = backend else { return false };
+    Command::new(bwrap)
+        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

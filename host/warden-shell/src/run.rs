@@ -2,7 +2,7 @@
 //! output, stop it at the timeout with its whole process group, and clean up.
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -64,16 +64,15 @@ pub enum Outcome {
 }
 
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
-    let seccomp = match job.backend {
-        Backend::Bwrap(_) => Some(seccomp_pipe(job.plan.allow_unix_sockets)?),
+    let pipes = match job.backend {
+        Backend::Bwrap(_) => Some(BwrapPipes::new(job.plan.allow_unix_sockets)?),
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
     };
-    let seccomp_fd = seccomp.as_ref().map(AsRawFd::as_raw_fd);
-    let (status_read, status_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from)?;
-    let status_fd = status_write.as_raw_fd();
+    let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
     let (mut cmd, placeholders) = match job.backend {
         Backend::Bwrap(bwrap_path) => {
-            let built = bwrap::args(job.plan, job.cwd, seccomp_fd, Some(status_fd), job.command);
+            let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
+            let built = bwrap::args(job.plan, job.cwd, Some(seccomp_fd), Some(status_fd), job.command);
             let mut cmd = Command::new(bwrap_path);
             cmd.args(&built.args);
             let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();
@@ -98,11 +97,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {
-            if let Some(fd) = seccomp_fd {
-                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
-                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
-                let fd = std::os::fd::BorrowedFd::borrow_raw(status_fd);
-                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+            for fd in inherited.into_iter().flatten() {
+                rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
             }
             match procs {
                 Some(fd) => {
@@ -117,8 +113,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         });
     }
     let mut child = cmd.spawn()?;
-    drop(seccomp);
-    drop(status_write);
+    // Only the status pipe's reading end stays: bwrap holds the rest now.
+    let status_read = pipes.map(|p| p.status_read);
     let pgid = rustix::process::Pid::from_child(&child);
     let cap = job.plan.max_output_bytes;
     let stdout = child.stdout.take().expect("piped");
@@ -140,7 +136,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     for placeholder in placeholders {
         remove_placeholder(&placeholder);
     }
-    if let Backend::Bwrap(_) = job.backend
+    if let Some(status_read) = status_read
         && !timed_out
         && !read_all(status_read).contains("\"exit-code\"")
     {
@@ -177,19 +173,29 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
 }
 
 /// What bwrap wrote to `--json-status-fd` (a `child-pid`, then an `exit-code` once the command ran).
-fn read_all(fd: std::os::fd::OwnedFd) -> String {
+fn read_all(fd: OwnedFd) -> String {
     let mut text = String::new();
     let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text);
     text
 }
 
-/// The seccomp program in a pipe that bwrap reads (`--seccomp FD`).
-fn seccomp_pipe(allow_unix_sockets: bool) -> Result<std::os::fd::OwnedFd, ShellError> {
-    let program = seccomp::filter(allow_unix_sockets).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
-    let bytes = seccomp::to_bytes(&program);
-    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from)?;
-    rustix::io::write(&write, &bytes).map_err(std::io::Error::from)?;
-    Ok(read)
+/// The pipes bwrap gets besides stdio: the seccomp program to read
+/// (`--seccomp FD`) and the channel for its status reports (`--json-status-fd FD`).
+struct BwrapPipes {
+    seccomp: OwnedFd,
+    status_read: OwnedFd,
+    status_write: OwnedFd,
+}
+
+impl BwrapPipes {
+    fn new(allow_unix_sockets: bool) -> Result<BwrapPipes, ShellError> {
+        let program = seccomp::filter(allow_unix_sockets).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+        let cloexec = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from);
+        let (seccomp, program_write) = cloexec()?;
+        rustix::io::write(&program_write, &seccomp::to_bytes(&program)).map_err(std::io::Error::from)?;
+        let (status_read, status_write) = cloexec()?;
+        Ok(BwrapPipes { seccomp, status_read, status_write })
+    }
 }
 
 /// A mount point bwrap made over a protected path that did not exist: gone

@@ -11,7 +11,7 @@ use warden_policy::Policy;
 
 use crate::error::ShellError;
 use crate::plan::ExecPlan;
-use crate::probe::probe;
+use crate::probe::{bwrap_works, probe};
 use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
 
 pub struct ShellSandbox {
@@ -79,19 +79,6 @@ impl ShellSandbox {
     pub fn plan(&self) -> &ExecPlan {
         &self.inner.plan
     }
-}
-
-/// Whether the plainest bwrap sandbox starts here.
-fn bwrap_works(backend: &Backend) -> bool {
-    let Backend::Bwrap(bwrap) = backend else { return false };
-    std::process::Command::new(bwrap)
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 impl Inner {

@@ -7,7 +7,6 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
 };
 
-
 /// The filter, compiled for this machine: `EPERM` for `ptrace`,
 /// `process_vm_{readv,writev}`, `io_uring_*`, `ioctl(TIOCSTI|TIOCLINUX)` (the
 /// command compared on its low 32 bits, as the kernel reads it) and, unless
@@ -27,7 +26,7 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
     }
     rules.insert(
         libc::SYS_ioctl,
-        vec![SeccompRule::new(vec![eq32(1, libc::TIOCSTI as u64)?])?, SeccompRule::new(vec![eq32(1, libc::TIOCLINUX as u64)?])?],
+        vec![SeccompRule::new(vec![eq32(1, libc::TIOCSTI)?])?, SeccompRule::new(vec![eq32(1, libc::TIOCLINUX)?])?],
     );
     if !allow_unix_sockets {
         rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?]);
