@@ -140,8 +140,11 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
         flags: fs::DescriptorFlags,
     ) -> FsResult<Fd> {
         let origin = self.origin_of(&fd)?;
-        let rules = self.rules_of(&origin).clone();
-        let (open_flags, open_path) = if rules.suffixes.is_some() {
+        let (names_checked, max) = {
+            let rules = self.rules_of(&origin);
+            (rules.suffixes.is_some(), rules.max_file_bytes)
+        };
+        let (open_flags, open_path) = if names_checked {
             let (f, p) = self.resolve_for_open(&fd, &origin, path_flags, path.clone())?;
             self.check_name(&fd, &origin, &p, oflags.contains(fs::OpenFlags::DIRECTORY))?;
             (f, p)
@@ -153,7 +156,7 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
         let borrowed = Resource::new_borrow(fd.rep());
         let opened = fs::HostDescriptor::open_at(&mut self.fs, borrowed, open_flags, open_path, oflags, flags);
         let opened = self.note_refusal(&origin, &path, writes, opened)?;
-        if let Some(max) = rules.max_file_bytes
+        if let Some(max) = max
             && let Ok(size) = self.file_len(&opened)
             && size > max
         {
@@ -290,11 +293,18 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
     fn rename_at(&mut self, fd: Fd, old_path: String, new_fd: Fd, new_path: String) -> FsResult<()> {
         let origin = self.origin_of(&fd)?;
         let new_origin = self.origin_of(&new_fd)?;
-        let old_is_dir = self.dir_handle(&fd)?.symlink_metadata(&old_path).is_ok_and(|m| m.is_dir());
+        let max = self.rules_of(&new_origin).max_file_bytes;
+        let names_checked = self.rules_of(&origin).suffixes.is_some() || self.rules_of(&new_origin).suffixes.is_some();
+        // What is being renamed, looked at once, and only when a rule needs it.
+        let old = if names_checked || max.is_some() {
+            self.dir_handle(&fd)?.symlink_metadata(&old_path).ok()
+        } else {
+            None
+        };
+        let old_is_dir = old.as_ref().is_some_and(|m| m.is_dir());
         self.check_name(&fd, &origin, &old_path, old_is_dir)?;
         self.check_name(&new_fd, &new_origin, &new_path, old_is_dir)?;
-        if let Some(max) = self.rules_of(&new_origin).max_file_bytes
-            && let Ok(m) = self.dir_handle(&fd)?.symlink_metadata(&old_path)
+        if let (Some(max), Some(m)) = (max, &old)
             && m.is_file()
             && m.len() > max
         {
