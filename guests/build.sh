@@ -47,7 +47,7 @@ mkdir -p "$out" "$gen" "$out/hostile"
 
 # A preview1 command module, wrapped as a wasi:cli/command component.
 c_command() { # SRC OUT
-    zigcc "$1" -o "$gen/core.wasm"
+    zigcc -I "$here/c/common" "$1" -o "$gen/core.wasm"
     wasm_tools component new "$gen/core.wasm" \
         --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.command.wasm" -o "$2"
 }

@@ -2,12 +2,12 @@
  *   grep   - fixed-string search in a file or below a folder
  *   count  - lines, words and bytes of a file
  *   report - a Markdown report of the counts of every file below a folder */
-#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "count.h"
 #include "json.h"
 #include "tool_support.h"
 
@@ -27,23 +27,12 @@ void exports_tool_describe(tool_list_tool_info_t *ret) {
     describe_tools(ret, TOOLS, sizeof TOOLS / sizeof TOOLS[0]);
 }
 
-typedef struct {
-    long lines, words, bytes;
-} counts_t;
-
 static int count_file(const char *path, counts_t *c) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    int ch, in_word = 0;
-    while ((ch = getc(f)) != EOF) {
-        c->bytes++;
-        if (ch == '\n') c->lines++;
-        if (isspace(ch)) in_word = 0;
-        else if (!in_word) in_word = 1, c->words++;
-    }
-    int failed = ferror(f);
+    int failed = count_stream(f, c);
     fclose(f);
-    return failed ? -1 : 0;
+    return failed;
 }
 
 static const char *find(const char *line, const char *pattern, int ignore_case) {

@@ -1,20 +1,15 @@
 /* wc: a command that counts lines, words and bytes of its arguments (or stdin). */
-#include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "count.h"
+
 static int count(FILE *f, const char *name) {
-    long lines = 0, words = 0, bytes = 0;
-    int ch, in_word = 0;
-    while ((ch = getc(f)) != EOF) {
-        bytes++;
-        if (ch == '\n') lines++;
-        if (isspace(ch)) in_word = 0;
-        else if (!in_word) in_word = 1, words++;
-    }
-    printf("%7ld %7ld %7ld %s\n", lines, words, bytes, name);
-    return ferror(f) ? 1 : 0;
+    counts_t c = {0};
+    int failed = count_stream(f, &c);
+    printf("%7ld %7ld %7ld %s\n", c.lines, c.words, c.bytes, name);
+    return failed ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
