@@ -15,7 +15,6 @@ pub struct ToolLog {
     pub lines: Vec<LogLine>,
     bytes: u64,
     limit: u64,
-    pub dropped: u64,
 }
 
 impl ToolLog {
@@ -23,10 +22,10 @@ impl ToolLog {
         ToolLog { limit, ..ToolLog::default() }
     }
 
+    /// Lines past the byte limit are left out.
     fn push(&mut self, level: &'static str, message: String) {
         let size = message.len() as u64;
         if self.bytes + size > self.limit {
-            self.dropped += 1;
             return;
         }
         self.bytes += size;
