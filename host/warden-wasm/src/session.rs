@@ -137,7 +137,7 @@ impl Session {
             stdout: self.stdout.captured(),
             stderr: self.stderr.captured(),
             fuel_consumed: self.initial_fuel - fuel_left,
-            denials: state.guard.denials().to_vec(),
+            denials: state.guard.denials(),
             logs: std::mem::take(&mut state.log.lines),
         }
     }

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
+use warden_fs::Denial;
+
 use crate::error::RunError;
+use crate::fs_guard::SandboxLists;
 use crate::runtime::{ComponentKind, Loaded, Runtime};
 use crate::session::{RunConfig, RunReport, Session};
 
@@ -12,6 +15,7 @@ pub(crate) mod bindings {
         world: "warden:tool/tool",
         with: { "wasi": wasmtime_wasi::p2::bindings },
         require_store_data_send: true,
+        additional_derives: [PartialEq, Eq],
     });
 }
 
@@ -20,8 +24,26 @@ pub use bindings::{ToolError, ToolInfo};
 /// The tool's own answer, and what the call left behind.
 #[derive(Debug)]
 pub struct CallOutcome {
+    /// A `denied` error carries the sandbox's message, not the tool's.
     pub result: Result<String, ToolError>,
     pub report: RunReport,
+}
+
+/// A tool reports a refusal in its own words, at best the path it was
+/// refused; the sandbox's words say what is allowed instead.
+///
+/// A tool that failed after a refusal is reported as refused: the guest's
+/// libc may have turned the refusal into a bare `EIO` (wasip2 libcs do so
+/// for every stream error). A `denied` with no refusal on record was refused
+/// by the guest's own libc: the path lies under no mount.
+fn in_sandbox_words(result: Result<String, ToolError>, report: &RunReport, lists: &SandboxLists) -> Result<String, ToolError> {
+    match (result, report.denials.last()) {
+        (Err(ToolError::Denied(_) | ToolError::Failed(_)), Some(denial)) => Err(ToolError::Denied(denial.to_string())),
+        (Err(ToolError::Denied(said)), None) if said.starts_with('/') && !said.contains('\n') => {
+            Err(ToolError::Denied(Denial::OutsideSandbox { path: said, readable: lists.readable.clone() }.to_string()))
+        }
+        (result, _) => result,
+    }
 }
 
 impl Runtime {
@@ -48,7 +70,8 @@ impl Runtime {
         let mut session = Session::new(self, config);
         let tool = pre.instantiate(&mut session.store).map_err(|e| session.classify(e))?;
         let result = tool.call_call(&mut session.store, name, input).map_err(|e| session.classify(e))?;
-        Ok(CallOutcome { result, report: session.finish() })
+        let report = session.finish();
+        Ok(CallOutcome { result: in_sandbox_words(result, &report, &config.lists), report })
     }
 
     /// [`Runtime::call`] from async code: the call runs on tokio's blocking

@@ -66,11 +66,7 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Err(ToolError::Denied(message)) => {
-            // The sandbox's own words say what is allowed; the tool's may not.
-            let message = report.denials.last().map(ToString::to_string).unwrap_or(message);
-            Err(Failure { status: Failure::DENIED, message })
-        }
+        Err(ToolError::Denied(message)) => Err(Failure { status: Failure::DENIED, message }),
         Err(ToolError::InvalidInput(message)) => Err(Failure { status: Failure::FAILED, message: format!("invalid input: {message}") }),
         Err(ToolError::Failed(message)) => Err(Failure { status: Failure::FAILED, message }),
     }

@@ -82,7 +82,7 @@ impl GuardedFsView<'_> {
             } else {
                 Denial::OutsideSandbox { path, readable: self.guard.lists.readable.clone() }
             };
-            self.guard.denials.push(denial);
+            self.guard.denials.record(denial);
         }
         result
     }
@@ -205,7 +205,7 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
         let origin = self.origin_of(&fd)?;
         let max = self.rules_of(&origin).max_file_bytes;
         let stream = fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
-        self.cap_output(stream, offset, max)
+        self.cap_output(stream, &origin, offset, max)
     }
 
     fn append_via_stream(&mut self, fd: Fd) -> FsResult<Resource<streams::OutputStream>> {
@@ -213,7 +213,7 @@ impl fs::HostDescriptor for GuardedFsView<'_> {
         let max = self.rules_of(&origin).max_file_bytes;
         let position = if max.is_some() { self.file_len(&fd)? } else { 0 };
         let stream = fs::HostDescriptor::append_via_stream(&mut self.fs, fd)?;
-        self.cap_output(stream, position, max)
+        self.cap_output(stream, &origin, position, max)
     }
 
     fn set_size(&mut self, fd: Fd, size: fs::Filesize) -> FsResult<()> {
@@ -401,12 +401,14 @@ impl GuardedFsView<'_> {
     fn cap_output(
         &mut self,
         stream: Resource<streams::OutputStream>,
+        origin: &Origin,
         position: u64,
         max: Option<u64>,
     ) -> FsResult<Resource<streams::OutputStream>> {
         let Some(max) = max else { return Ok(stream) };
         let inner = self.fs.table.delete(stream)?;
-        let capped = CappedOutput { inner, position, max };
+        let path = Self::vpath(origin, "");
+        let capped = CappedOutput { inner, position, max, path, denials: self.guard.denials.clone() };
         Ok(self.fs.table.push(Box::new(capped) as streams::OutputStream)?)
     }
 }

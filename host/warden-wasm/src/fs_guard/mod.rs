@@ -12,6 +12,7 @@ mod streams;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, Dir, WasiFilesystemCtxView};
@@ -44,7 +45,21 @@ pub struct FsGuard {
     descriptors: HashMap<u32, Origin>,
     /// Directory stream resource → its entries, filtered and sorted.
     listings: HashMap<u32, VecDeque<Result<DirectoryEntry, ErrorCode>>>,
-    denials: Vec<Denial>,
+    denials: DenialLog,
+}
+
+/// Refusals in order; shared with the file streams, which refuse on their own.
+#[derive(Clone, Default)]
+pub(crate) struct DenialLog(Arc<Mutex<Vec<Denial>>>);
+
+impl DenialLog {
+    pub(crate) fn record(&self, denial: Denial) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(denial);
+    }
+
+    fn snapshot(&self) -> Vec<Denial> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
 }
 
 #[derive(Clone)]
@@ -56,12 +71,12 @@ struct Origin {
 
 impl FsGuard {
     pub fn new(preopens: Vec<GuardedPreopen>, lists: SandboxLists) -> FsGuard {
-        FsGuard { preopens, lists, descriptors: HashMap::new(), listings: HashMap::new(), denials: Vec::new() }
+        FsGuard { preopens, lists, descriptors: HashMap::new(), listings: HashMap::new(), denials: DenialLog::default() }
     }
 
     /// Refusals so far, in order, as the model should read them.
-    pub fn denials(&self) -> &[Denial] {
-        &self.denials
+    pub fn denials(&self) -> Vec<Denial> {
+        self.denials.snapshot()
     }
 
     fn origin(&self, fd: &Resource<Descriptor>) -> Option<Origin> {
@@ -73,7 +88,7 @@ impl FsGuard {
     }
 
     fn deny(&mut self, denial: Denial, code: ErrorCode) -> ErrorCode {
-        self.denials.push(denial);
+        self.denials.record(denial);
         code
     }
 }

@@ -4,7 +4,10 @@ use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use warden_fs::Denial;
 use wasmtime_wasi::p2::{InputStream, OutputStream, Pollable, StreamError, StreamResult};
+
+use super::DenialLog;
 
 
 /// The error a guest sees past the limit: `EFBIG`, "file too large".
@@ -74,11 +77,18 @@ pub(super) struct CappedOutput {
     pub inner: Box<dyn OutputStream>,
     pub position: u64,
     pub max: u64,
+    /// The file's virtual path, for the denial.
+    pub path: String,
+    pub denials: DenialLog,
 }
 
 impl CappedOutput {
     fn check(&self, len: usize) -> StreamResult<()> {
-        if self.position.saturating_add(len as u64) > self.max {
+        let size = self.position.saturating_add(len as u64);
+        if size > self.max {
+            // Recorded here as well as returned: a guest's libc may report
+            // any stream error as a bare EIO.
+            self.denials.record(Denial::ContentTooLarge { path: self.path.clone(), size, max: self.max });
             return Err(StreamError::LastOperationFailed(too_large().into()));
         }
         Ok(())
