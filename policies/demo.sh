@@ -32,6 +32,9 @@ step fs --policy "$tools" read /portfolio/drafts/report.md
 step call --policy "$tools" "$guests/textkit.wasm" report --input '{"source":"/portfolio","output":"/pipeline/report.md"}'
 step call --policy "$tools" "$guests/textkit.wasm" count --input '{"path":"/portfolio/credentials.txt"}'
 step call --policy "$tools" --worker analyzer "$guests/textkit.wasm" grep --input '{"pattern":"Q","path":"/portfolio/reports"}'
+step call --policy "$tools" "$guests/notes_py.wasm" search --input '{"pattern":"q3","path":"/portfolio"}'
+step call --policy "$tools" "$guests/notes_js.wasm" summarize --input '{"path":"/pipeline","output":"/portfolio/drafts/pipeline.md"}'
+step call --policy "$tools" "$guests/notes_py.wasm" summarize --input '{"path":"/portfolio","output":"/pipeline/summary.md"}'
 step run --policy "$tools" "$guests/wc.wasm" /portfolio/notes.md /pipeline/status.md
 step run "$guests/hello.wasm" Warden
 step run --timeout 200ms "$guests/hostile/loop.wasm"

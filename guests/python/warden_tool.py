@@ -79,7 +79,7 @@ def _run(tools, name, input):
     if missing:
         raise InvalidInput(f"missing field {missing[0]!r}")
     result = function(args)
-    return result if isinstance(result, str) else json.dumps(result)
+    return result if isinstance(result, str) else json.dumps(result, separators=(",", ":"))
 
 
 def _outside_mounts(path):

@@ -9,6 +9,7 @@ use tempfile::TempDir;
 
 mod components;
 mod exec;
+mod scaffold;
 
 const POLICY: &str = "\
 version: 1

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wasi/libc-find-relpath.h>
 
 #include "tool.h"
 
@@ -40,11 +41,17 @@ static bool tool_fail(tool_tool_error_t *err, uint8_t tag, const char *message) 
     return false;
 }
 
+/* wasi-libc says ENOENT for a path under no mount: that is a refusal too. */
+static bool outside_mounts(const char *path) {
+    const char *prefix, *inside;
+    return path[0] == '/' && __wasilibc_find_abspath(path, &prefix, &inside) == -1;
+}
+
 /* A failed file access: refusals by the sandbox are `denied`, the rest `failed`. */
 static bool tool_errno(tool_tool_error_t *err, const char *what, const char *path) {
     int e = errno;
     /* A refusal names only the path: Warden puts the sandbox's own words in its place. */
-    if (e == EACCES || e == EPERM || e == EROFS || e == ENOTCAPABLE || e == EFBIG)
+    if (e == EACCES || e == EPERM || e == EROFS || e == ENOTCAPABLE || e == EFBIG || (e == ENOENT && outside_mounts(path)))
         return tool_fail(err, TOOL_TOOL_ERROR_DENIED, path);
     char message[512];
     snprintf(message, sizeof message, "cannot %s %s: %s", what, path, strerror(e));

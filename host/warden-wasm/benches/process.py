@@ -65,4 +65,5 @@ def main():
           f"`warden run` / `wasmtime run` on the same component: {ratio:.2f}×.")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,10 @@ use wasi_preview1_component_adapter_provider::{
 };
 use wasmparser::{Parser, Payload};
 
+/// The preview1 adapter for reactors (libraries of exports), which turns a
+/// preview1 tool module into a component; `warden new --lang c` ships it.
+pub const PREVIEW1_REACTOR_ADAPTER: &[u8] = WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER;
+
 /// Component bytes for `wasm`: unchanged if it is a component already.
 pub fn to_component(wasm: Vec<u8>) -> Result<Vec<u8>, String> {
     if Parser::is_component(&wasm) {

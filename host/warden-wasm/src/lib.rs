@@ -23,6 +23,7 @@ mod tool;
 
 pub use cache::CacheOutcome;
 pub use command::RunOutcome;
+pub use component::PREVIEW1_REACTOR_ADAPTER;
 pub use error::RunError;
 pub use limits::{RunLimits, DEFAULT_DETERMINISTIC_FUEL, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES, DEFAULT_TIMEOUT};
 pub use log::LogLine;

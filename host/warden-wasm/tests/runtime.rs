@@ -119,10 +119,9 @@ fn a_foreign_cache_file_is_recompiled() {
     let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
     // A well-formed cache file (its digest matches) whose code no engine of
     // ours produced: wasmtime's own check refuses it, and the cache compiles.
-    let mut foreign = b"warden-cwasm-v1\n".to_vec();
+    let mut foreign = b"warden-cwasm-v2\n".to_vec();
     let code = b"\x7fELF not code from this engine".to_vec();
-    use sha2::Digest;
-    foreign.extend_from_slice(&sha2::Sha256::digest(&code));
+    foreign.extend_from_slice(blake3::hash(&code).as_bytes());
     foreign.extend_from_slice(&code);
     std::fs::write(&file, foreign).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);

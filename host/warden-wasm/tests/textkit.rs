@@ -100,7 +100,8 @@ fn a_worker_sees_only_its_derived_folder() {
     let guest_paths: Vec<_> = config.preopens.iter().map(|p| p.guest_path.as_str()).collect();
     assert_eq!(guest_paths, ["/notes/2025"]);
     let out = call(&config, "grep", r#"{"pattern":"milk","path":"/notes/todo.md"}"#);
-    assert!(matches!(out.result, Err(ToolError::Failed(ref m)) if m.contains("No such file")), "{:?}", out.result);
+    let outside = "Cannot access '/notes/todo.md': path is outside sandbox.\nReadable paths: /notes/2025";
+    assert!(matches!(out.result, Err(ToolError::Denied(ref m)) if m == outside), "{:?}", out.result);
     let out = call(&config, "count", r#"{"path":"/notes/2025/risk.md"}"#);
     assert!(out.result.is_ok(), "{:?}", out.result);
     let out = call(&config, "report", r#"{"source":"/notes/2025","output":"/notes/2025/r.md"}"#);

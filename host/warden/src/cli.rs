@@ -64,6 +64,20 @@ pub enum Command {
     /// (it and all its children were killed); 2 means an invalid policy, or no OS
     /// sandbox under `require_os_sandbox: true`.
     Exec(ExecArgs),
+    /// Create a tool project in a new folder: the tool, its WIT, a build script, a policy and a test.
+    ///
+    /// The folder's name is the tool's. `build.sh` installs the language's toolchain
+    /// into `.toolchain/` on first use (or into $WARDEN_TOOLCHAIN) and builds NAME.wasm;
+    /// `test.sh` runs the tool under Warden with `policy.yaml` and checks its answers.
+    /// C needs cargo once (for wit-bindgen), JavaScript needs node and npm, and every
+    /// language needs python3 (toolchains come from PyPI).
+    New {
+        /// The tool's language.
+        #[arg(long, value_enum)]
+        lang: crate::new_cmd::Lang,
+        /// The new folder; its name becomes the tool's name, e.g. `word_count`.
+        path: PathBuf,
+    },
     /// Compile a component into the cache ahead of time, so that its first run starts fast.
     Compile {
         /// The component file (.wasm).

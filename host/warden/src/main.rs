@@ -3,6 +3,7 @@ mod cli;
 mod exit;
 mod exec_cmd;
 mod fs_cmd;
+mod new_cmd;
 mod wasm_cmd;
 
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
         Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),
+        Command::New { lang, path } => new_cmd::run(lang, &path),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
