@@ -9,7 +9,7 @@ use std::process::Command;
 
 use super::{repo, warden};
 
-/// Creates, builds and tests a project in `lang`; returns its folder's listing.
+/// Creates, builds and tests a project in `lang`; returns its files.
 fn new_project_builds_and_passes_its_test(lang: &str, name: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join(name);
@@ -20,9 +20,7 @@ fn new_project_builds_and_passes_its_test(lang: &str, name: &str) -> Vec<String>
     assert!(project.join(format!("{name}.wasm")).is_file());
     let stdout = script(&project, "test.sh");
     assert_eq!(stdout, format!("ok: {name} answers, and stays in its sandbox\n"));
-    let mut files: Vec<_> = walk(&project, &project);
-    files.sort();
-    files
+    names(&project)
 }
 
 fn script(project: &Path, name: &str) -> String {
@@ -38,8 +36,11 @@ fn script(project: &Path, name: &str) -> String {
     stdout.into_owned()
 }
 
+/// Every file below `dir`, as sorted paths relative to it.
 fn names(dir: &Path) -> Vec<String> {
-    walk(dir, dir)
+    let mut files = walk(dir, dir);
+    files.sort();
+    files
 }
 
 fn walk(root: &Path, dir: &Path) -> Vec<String> {

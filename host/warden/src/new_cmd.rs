@@ -4,7 +4,7 @@
 //! repository's own guests use (the support libraries, the WIT, the toolchain
 //! versions), so that a new project builds exactly as `guests/build.sh` does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::exit::Failure;
 
@@ -17,7 +17,7 @@ pub enum Lang {
 }
 
 /// A file of a new project: its path in the project and its contents, with
-/// `{{placeholders}}` still in them.
+/// `{{placeholders}}` still in them when it is text.
 struct File {
     path: &'static str,
     contents: &'static [u8],
@@ -94,6 +94,7 @@ fn language(lang: Lang) -> Language {
                 template!("build.sh", "c/build.sh"),
                 repo_file!("include/tool_support.h", "guests/c/common/tool_support.h"),
                 repo_file!("include/json.h", "guests/c/common/json.h"),
+                File { path: "adapter/wasi_snapshot_preview1.reactor.wasm", contents: warden_wasm::PREVIEW1_REACTOR_ADAPTER },
             ],
             file_rows: "| `include/` | helpers: describing tools, errno to `tool-error`, reading JSON input |\n\
                         | `adapter/` | the WASI preview1 adapter that makes the compiled module a component |\n",
@@ -183,23 +184,19 @@ pub fn run(lang: Lang, dir: &Path) -> Result<(), Failure> {
         ("toolchain", language.toolchain),
         ("name", &name),
     ];
-    let mut written = Vec::new();
     for file in COMMON.iter().chain(language.files) {
         let contents = match std::str::from_utf8(file.contents) {
             Ok(text) => fill(text, &values).into_bytes(),
             Err(_) => file.contents.to_vec(),
         };
-        written.push(write(dir, file.path, &contents)?);
+        write(dir, file.path, &contents)?;
     }
-    if lang == Lang::C {
-        written.push(write(dir, "adapter/wasi_snapshot_preview1.reactor.wasm", warden_wasm::PREVIEW1_REACTOR_ADAPTER)?);
-    }
-    println!("Created {} ({}): {} files", dir.display(), language.title, written.len());
+    println!("Created {} ({}): {} files", dir.display(), language.title, COMMON.len() + language.files.len());
     println!("Next:\n  cd {}\n  ./build.sh   # installs {} into .toolchain/ on first use\n  ./test.sh    # runs {name} under Warden with policy.yaml", dir.display(), language.toolchain);
     Ok(())
 }
 
-fn write(dir: &Path, path: &str, contents: &[u8]) -> Result<PathBuf, Failure> {
+fn write(dir: &Path, path: &str, contents: &[u8]) -> Result<(), Failure> {
     let target = dir.join(path);
     let failed = |e: std::io::Error| Failure { status: Failure::FAILED, message: format!("cannot write {}: {e}", target.display()) };
     std::fs::create_dir_all(target.parent().expect("a file in the project")).map_err(failed)?;
@@ -208,5 +205,5 @@ fn write(dir: &Path, path: &str, contents: &[u8]) -> Result<PathBuf, Failure> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).map_err(failed)?;
     }
-    Ok(target)
+    Ok(())
 }
