@@ -30,6 +30,11 @@ install_tools() {
         echo "installing wit-bindgen $WIT_BINDGEN (several minutes, once)" >&2
         cargo install --quiet --locked wit-bindgen-cli --version "$WIT_BINDGEN" --root "$tools/cargo"
     fi
+    # npm reads its versions from package.json; they must be toolchain.env's,
+    # which `warden new` projects install.
+    for pinned in "componentize-js\": \"$COMPONENTIZE_JS\"" "preview2-shim\": \"$PREVIEW2_SHIM\""; do
+        grep -q "$pinned" "$here/js/package.json" || { echo "guests/js/package.json must pin $pinned (toolchain.env)" >&2; exit 1; }
+    done
     # `npm install` rather than `npm ci`: the lock cannot list other platforms'
     # optional binaries, and `npm ci` refuses it for that.
     if ! cmp -s "$here/js/package-lock.json" "$tools/js/installed.json"; then
