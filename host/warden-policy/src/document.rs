@@ -52,6 +52,32 @@ pub struct SandboxSpec {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub env: IndexMap<String, String>,
+    /// An access outside every mount asks a person to add that folder, instead of failing.
+    /// `true` grants exactly the folder asked for; `{ within: [folders] }` allows only folders
+    /// inside those, and lets the person widen a grant up to them. Needs named mounts.
+    #[serde(default)]
+    #[schemars(with = "Option<DynamicSpec>")]
+    pub dynamic: Option<Spanned<DynamicSpec>>,
+    /// File that every approval request and answer is appended to, one JSON line each;
+    /// relative to the policy file's folder. `--audit` overrides it.
+    #[serde(default)]
+    pub audit: Option<String>,
+}
+
+/// `true`/`false`, or `{ within: [folders] }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DynamicSpec {
+    Enabled(bool),
+    Within(DynamicWithin),
+}
+
+/// The folders grants must lie in; a person may widen a grant up to one of them.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DynamicWithin {
+    /// Host folders; relative ones are resolved against the policy file's folder.
+    pub within: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -136,4 +162,9 @@ pub struct WorkerSpec {
     /// Start from the program's whole access.
     #[serde(default)]
     pub inherit: bool,
+    /// Folders this worker may be granted during a session: `true` for the program's
+    /// `dynamic` ceiling, or `{ within: [...] }` inside it. None by default.
+    #[serde(default)]
+    #[schemars(with = "Option<DynamicSpec>")]
+    pub dynamic: Option<Spanned<DynamicSpec>>,
 }

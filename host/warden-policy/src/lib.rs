@@ -6,6 +6,7 @@
 
 mod derive;
 mod dir_flags;
+mod dynamic;
 mod document;
 mod error;
 mod limits;
@@ -21,6 +22,7 @@ pub use derive::{
     SandboxPermissionEscalationError,
 };
 pub use dir_flags::{policy_from_dir_flags, DirFlag};
+pub use dynamic::Dynamic;
 pub use document::PolicyDocument;
 pub use error::PolicyError;
 pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 
 use crate::derive::{Area, DeriveRequest};
+use crate::dynamic::Dynamic;
 use crate::limits::Limits;
 use crate::vpath::{Namespace, VPath};
 
@@ -21,6 +22,10 @@ pub struct Policy {
     pub shell: Shell,
     /// Environment variables given to tools, in policy order.
     pub env: Vec<(String, String)>,
+    /// Folders a person may add during a session; `None`: no dynamic expansion.
+    pub dynamic: Option<Dynamic>,
+    /// Where approval requests and answers are logged, from `audit:`.
+    pub audit: Option<PathBuf>,
     pub workers: IndexMap<String, Worker>,
 }
 
@@ -100,9 +105,19 @@ impl Default for Shell {
 pub struct Worker {
     pub name: String,
     pub request: DeriveRequest,
+    /// The worker's own ceiling, never wider than the program's.
+    pub dynamic: Option<Dynamic>,
 }
 
 impl Policy {
+    /// The dynamic ceiling of `worker`, or of the program when `None`.
+    pub fn dynamic_for(&self, worker: Option<&str>) -> Option<&Dynamic> {
+        match worker {
+            None => self.dynamic.as_ref(),
+            Some(name) => self.workers.get(name).and_then(|w| w.dynamic.as_ref()),
+        }
+    }
+
     pub fn mount_names(&self) -> Vec<String> {
         self.mounts.iter().filter_map(|m| m.name.clone()).collect()
     }

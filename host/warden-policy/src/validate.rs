@@ -7,7 +7,8 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest};
-use crate::document::{Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, WorkerSpec};
+use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, WorkerSpec};
+use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::model::{Layout, Mount, Policy, Rules, Shell, Worker};
@@ -67,6 +68,16 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
     for name in sandbox.env.keys() {
         check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
     }
+    let dynamic = match &sandbox.dynamic {
+        None => None,
+        Some(spec) if layout == Layout::Root => {
+            return Err(err("needs named mounts (`paths`): with one root at /, every path is already inside it".into())
+                .field("sandbox.dynamic")
+                .at(&spec.referenced));
+        }
+        Some(spec) => dynamic_ceiling(base, &spec.value)
+            .map_err(|m| err(m).field("sandbox.dynamic.within").at(&spec.referenced))?,
+    };
     let mut policy = Policy {
         file: file.to_owned(),
         layout,
@@ -76,6 +87,8 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         limits,
         shell,
         env: sandbox.env.into_iter().collect(),
+        dynamic,
+        audit: sandbox.audit.as_deref().map(|a| lexically_normal(&base.join(a))),
         workers: IndexMap::new(),
     };
     for (name, spec) in doc.workers {
@@ -83,6 +96,21 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         policy.workers.insert(name, worker);
     }
     Ok(policy)
+}
+
+/// `None` when dynamic expansion is off. Folders resolve like mount roots.
+fn dynamic_ceiling(base: &Path, spec: &DynamicSpec) -> Result<Option<Dynamic>, String> {
+    match spec {
+        DynamicSpec::Enabled(false) => Ok(None),
+        DynamicSpec::Enabled(true) => Ok(Some(Dynamic { within: None })),
+        DynamicSpec::Within(w) if w.within.is_empty() => {
+            Err("is empty; give at least one folder, or write `dynamic: true`".into())
+        }
+        DynamicSpec::Within(w) => {
+            let within = w.within.iter().map(|dir| resolve_root(base, dir)).collect::<Result<_, _>>()?;
+            Ok(Some(Dynamic { within: Some(within) }))
+        }
+    }
 }
 
 fn shell(spec: &ShellSpec) -> Result<Shell, (&'static str, String)> {
@@ -230,6 +258,15 @@ fn reject_overlaps(
 
 fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Worker, PolicyError> {
     let s = spec.value;
+    let fail = |m: String| PolicyError::new(&policy.file, m).field(format!("workers.{name}.dynamic")).at(&spec.referenced);
+    let base = policy.file.parent().unwrap_or(Path::new("."));
+    let dynamic = match s.dynamic.as_ref().map(|d| dynamic_ceiling(base, &d.value)).transpose().map_err(fail)?.flatten() {
+        None => None,
+        Some(asked) => match &policy.dynamic {
+            None => return Err(fail("the program's sandbox has no `dynamic`, and a worker cannot have more than it".into())),
+            Some(program) => Some(program.narrowed(asked.within).map_err(fail)?),
+        },
+    };
     let request = DeriveRequest {
         allow_read: s.allow_read,
         allow_write: s.allow_write,
@@ -243,5 +280,5 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
                 .field(format!("workers.{name}.{}", e.field()))
                 .at(&spec.referenced)
         })?;
-    Ok(Worker { name: name.to_owned(), request })
+    Ok(Worker { name: name.to_owned(), request, dynamic })
 }

@@ -226,3 +226,74 @@ fn schema_describes_the_file() {
         assert!(mount["properties"].get(key).is_some(), "{key}");
     }
 }
+
+const MOUNTS: &str = "    pipeline: { root: ./pipeline, mode: ro }\n";
+
+#[test]
+fn dynamic_within_resolves_ceilings_against_the_policy_folder() {
+    let d = Dir::new();
+    let p = d.check(&format!("{}  dynamic: {{ within: [./portfolio] }}\n  audit: logs/audit.jsonl\n", paths(MOUNTS))).unwrap();
+    let root = d.0.path().canonicalize().unwrap();
+    assert_eq!(p.dynamic.unwrap().within, Some(vec![root.join("portfolio")]));
+    assert_eq!(p.audit.unwrap(), d.0.path().join("logs/audit.jsonl"));
+}
+
+#[test]
+fn dynamic_true_has_no_ceiling_and_false_is_off() {
+    let d = Dir::new();
+    assert_eq!(d.check(&format!("{}  dynamic: true\n", paths(MOUNTS))).unwrap().dynamic.unwrap().within, None);
+    assert!(d.check(&format!("{}  dynamic: false\n", paths(MOUNTS))).unwrap().dynamic.is_none());
+}
+
+#[test]
+fn dynamic_ceiling_in_a_system_folder_is_rejected() {
+    let d = Dir::new();
+    let e = d.check(&format!("{}  dynamic: {{ within: [/etc] }}\n", paths(MOUNTS))).unwrap_err();
+    assert_eq!(e, ":5:12: sandbox.dynamic.within: '/etc' is the system folder /etc or inside it; it cannot be mounted");
+}
+
+#[test]
+fn dynamic_with_an_empty_ceiling_list_is_rejected() {
+    let d = Dir::new();
+    let e = d.check(&format!("{}  dynamic: {{ within: [] }}\n", paths(MOUNTS))).unwrap_err();
+    assert_eq!(e, ":5:12: sandbox.dynamic.within: is empty; give at least one folder, or write `dynamic: true`");
+}
+
+#[test]
+fn dynamic_needs_named_mounts() {
+    let d = Dir::new();
+    let e = d.check("version: 1\nsandbox:\n  root: { root: ./pipeline }\n  dynamic: true\n").unwrap_err();
+    assert_eq!(e, ":4:12: sandbox.dynamic: needs named mounts (`paths`): with one root at /, every path is already inside it");
+}
+
+#[test]
+fn worker_dynamic_true_takes_the_programs_ceiling() {
+    let d = Dir::new();
+    let yaml = format!("{}  dynamic: {{ within: [./portfolio] }}\nworkers:\n  w: {{ dynamic: true }}\n  plain: {{}}\n", paths(MOUNTS));
+    let p = d.check(&yaml).unwrap();
+    assert_eq!(p.dynamic_for(Some("w")), p.dynamic.as_ref());
+    assert_eq!(p.dynamic_for(Some("plain")), None);
+}
+
+#[test]
+fn worker_dynamic_wider_than_the_programs_is_an_escalation() {
+    let d = Dir::new();
+    let root = d.0.path().canonicalize().unwrap();
+    let yaml = format!("{}  dynamic: {{ within: [./portfolio/reports] }}\nworkers:\n  w: {{ dynamic: {{ within: [./portfolio] }} }}\n", paths(MOUNTS));
+    let e = d.check(&yaml).unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            ":7:6: workers.w.dynamic: '{}/portfolio' is outside the program's dynamic ceiling (folders within {}/portfolio/reports); a worker can only lose rights",
+            root.display(),
+            root.display()
+        )
+    );
+}
+
+#[test]
+fn worker_dynamic_without_the_programs_is_an_escalation() {
+    let d = Dir::new();
+    let e = d.check(&format!("{}workers:\n  w: {{ dynamic: true }}\n", paths(MOUNTS))).unwrap_err();
+    assert_eq!(e, ":6:6: workers.w.dynamic: the program's sandbox has no `dynamic`, and a worker cannot have more than it");
+}
