@@ -17,6 +17,41 @@ pub enum Denial {
     SuffixNotAllowed { path: String, suffix: String, allowed: String },
     FileTooLarge { path: String, size: u64, max: u64 },
     ContentTooLarge { path: String, size: u64, max: u64 },
+    /// The access needs a person's approval and no one could be asked.
+    /// `allowed` lists the readable (for reads) or writable (for writes) paths.
+    NeedsApproval { access: Access, path: String, allowed: String },
+    /// A person was asked and said no.
+    Declined { access: Access, path: String, allowed: String },
+}
+
+/// Reading or writing: what a mount grants and what an approval is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write to",
+        }
+    }
+
+    fn allowed_label(self) -> &'static str {
+        match self {
+            Access::Read => "Readable paths",
+            Access::Write => "Writable paths",
+        }
+    }
 }
 
 impl fmt::Display for Denial {
@@ -40,6 +75,18 @@ impl fmt::Display for Denial {
             Denial::ContentTooLarge { path, size, max } => {
                 write!(f, "Cannot write to '{path}': content too large ({size} bytes).\nMaximum allowed: {max} bytes")
             }
+            Denial::NeedsApproval { access, path, allowed } => write!(
+                f,
+                "Cannot {} '{path}': access needs the user's approval, which may be requested.\n{}: {allowed}",
+                access.verb(),
+                access.allowed_label()
+            ),
+            Denial::Declined { access, path, allowed } => write!(
+                f,
+                "Cannot {} '{path}': the user declined access.\n{}: {allowed}",
+                access.verb(),
+                access.allowed_label()
+            ),
         }
     }
 }

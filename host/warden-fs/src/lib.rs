@@ -6,6 +6,7 @@
 //! construction of cap-std rather than by string checks on host paths.
 //! Messages name virtual paths only. This crate knows nothing of wasmtime.
 
+pub mod approval;
 mod error;
 mod links;
 mod list;
@@ -15,7 +16,7 @@ mod stat;
 mod tree;
 mod write;
 
-pub use error::{Denial, FsError, Op, Result};
+pub use error::{Access, Denial, FsError, Op, Result};
 pub use links::{follow_final, Followed};
 pub use list::{Entry, EntryKind};
 pub use read::{ReadOptions, TextRead};

@@ -5,7 +5,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use warden_policy::{Rules, VPath};
 
 use crate::error::{FsError, Op, Result};
-use crate::sandbox::{io_error, Access, Sandbox};
+use crate::error::Access;
+use crate::sandbox::{io_error, Sandbox};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EntryKind {

@@ -6,7 +6,8 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{File, OpenOptions};
 
 use crate::error::{Denial, FsError, Op, Result};
-use crate::sandbox::{io_error, Access, Sandbox, Target};
+use crate::error::Access;
+use crate::sandbox::{io_error, Sandbox, Target};
 
 /// A window of a text file, counted in characters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

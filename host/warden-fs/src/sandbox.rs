@@ -13,7 +13,7 @@ use warden_policy::{
     list_paths, plan_derive, Area, DeriveRequest, Layout, Namespace, PathError, Policy, Rules, VPath,
 };
 
-use crate::error::{Denial, FsError, Op, Result};
+use crate::error::{Access, Denial, FsError, Op, Result};
 use crate::links::{self, Followed};
 
 /// A part of the virtual namespace with the handle that serves it.
@@ -41,12 +41,6 @@ pub struct Sandbox {
     layout: Layout,
     mount_names: Vec<String>,
     mounts: Vec<OpenMount>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Access {
-    Read,
-    Write,
 }
 
 /// Where a virtual path lands: its mount and the path relative to the mount's handle.
@@ -110,6 +104,15 @@ impl Sandbox {
         }
     }
 
+    /// The same namespace with other mounts, for the approval layer.
+    pub(crate) fn with_mounts(&self, mounts: Vec<OpenMount>) -> Sandbox {
+        Sandbox { layout: self.layout, mount_names: self.mount_names.clone(), mounts }
+    }
+
+    pub(crate) fn mount_names(&self) -> &[String] {
+        &self.mount_names
+    }
+
     pub fn mounts(&self) -> &[OpenMount] {
         &self.mounts
     }
@@ -152,7 +155,7 @@ impl Sandbox {
     }
 
     /// The narrowest mount holding `path` with the access asked for.
-    fn mount_for(&self, path: &VPath, access: Access) -> Option<&OpenMount> {
+    pub(crate) fn mount_for(&self, path: &VPath, access: Access) -> Option<&OpenMount> {
         self.mounts
             .iter()
             .filter(|m| path.starts_with(&m.path) && (access == Access::Read || m.rules.writable))

@@ -6,7 +6,8 @@ use warden_policy::VPath;
 
 use crate::error::{Op, Result};
 use crate::list::EntryKind;
-use crate::sandbox::{io_error, Access, Sandbox};
+use crate::error::Access;
+use crate::sandbox::{io_error, Sandbox};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {

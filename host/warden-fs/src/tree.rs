@@ -4,7 +4,8 @@ use std::io;
 
 
 use crate::error::{Denial, FsError, Op, Result};
-use crate::sandbox::{ensure_dir, io_error, Access, Sandbox, Target};
+use crate::error::Access;
+use crate::sandbox::{ensure_dir, io_error, Sandbox, Target};
 
 impl Sandbox {
     /// Deletes a file, a symlink (not what it points to) or an empty folder.

@@ -8,7 +8,8 @@ use cap_tempfile::TempFile;
 
 use crate::error::{Denial, FsError, Op, Result};
 use crate::read::ReadOptions;
-use crate::sandbox::{ensure_dir, io_error, Access, Sandbox, Target};
+use crate::error::Access;
+use crate::sandbox::{ensure_dir, io_error, Sandbox, Target};
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

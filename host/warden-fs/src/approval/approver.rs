@@ -1,0 +1,46 @@
+//! Who answers a request, and the answers there are.
+
+use super::request::Request;
+
+/// How long an allowed access lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// This operation only: the grant ends when the operation does.
+    Once,
+    /// Until the session ends. Never written anywhere but the audit log.
+    Session,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Once => "once",
+            Scope::Session => "session",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// A person said no.
+    Deny,
+    /// Grant `request.choices[choice]` for `scope`.
+    Allow { scope: Scope, choice: usize },
+    /// No person could be asked (e.g. no terminal).
+    Unanswered,
+}
+
+/// Decides requests: a person at a terminal, a script, or nobody.
+pub trait Approver: Send {
+    fn decide(&mut self, request: &Request) -> Answer;
+}
+
+/// The approver when no one can be asked: every request stays unanswered.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn decide(&mut self, _: &Request) -> Answer {
+        Answer::Unanswered
+    }
+}

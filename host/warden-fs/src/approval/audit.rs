@@ -1,0 +1,115 @@
+//! The audit log: one JSON line per answered request, appended and synced.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::approver::{Answer, Scope};
+use super::request::{Reason, Request};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Deny,
+    /// No person could be asked.
+    Unanswered,
+}
+
+/// One line of the log. Host paths are fine here: it is for the person, not the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// RFC 3339, UTC, milliseconds.
+    pub time: String,
+    pub session: String,
+    pub worker: Option<String>,
+    pub tool: Option<String>,
+    /// `read` or `write`.
+    pub operation: String,
+    /// The virtual path that was accessed, and its host path.
+    pub path: String,
+    pub host_path: PathBuf,
+    /// `read_approval`, `write_approval` or `dynamic`.
+    pub reason: String,
+    /// The folder granted (virtual and host), when allowed.
+    pub grant: Option<String>,
+    pub grant_host: Option<PathBuf>,
+    pub scope: Option<String>,
+    pub decision: Decision,
+}
+
+impl AuditRecord {
+    pub fn new(session: &str, request: &Request, answer: Answer) -> AuditRecord {
+        let (decision, scope, granted) = match answer {
+            Answer::Allow { scope, choice } => (Decision::Allow, Some(scope), request.choices.get(choice)),
+            Answer::Deny => (Decision::Deny, None, None),
+            Answer::Unanswered => (Decision::Unanswered, None, None),
+        };
+        let reason = match (&request.reason, request.access) {
+            (Reason::OutsideMounts, _) => "dynamic",
+            (Reason::MountRule { .. }, crate::Access::Read) => "read_approval",
+            (Reason::MountRule { .. }, crate::Access::Write) => "write_approval",
+        };
+        AuditRecord {
+            time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            session: session.to_owned(),
+            worker: request.worker.clone(),
+            tool: request.tool.clone(),
+            operation: request.access.as_str().to_owned(),
+            path: request.path.to_string(),
+            host_path: request.host_path.clone(),
+            reason: reason.to_owned(),
+            grant: granted.map(|g| g.path.to_string()),
+            grant_host: granted.map(|g| g.host.clone()),
+            scope: scope.map(|s: Scope| s.as_str().to_owned()),
+            decision,
+        }
+    }
+}
+
+/// An append-only log file. Each line goes out in one `write` on an
+/// `O_APPEND` file and is synced before the answer takes effect, so a crash
+/// never loses a line that was written, nor leaves half of one from this writer.
+#[derive(Debug)]
+pub struct AuditLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl AuditLog {
+    /// Opens (creating it and its folder when missing) the log at `path`.
+    pub fn open(path: &Path) -> io::Result<AuditLog> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = OpenOptions::new().append(true).create(true).open(path)?;
+        Ok(AuditLog { file, path: path.to_owned() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, record: &AuditRecord) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.sync_data()
+    }
+
+    /// Reads every record of a log; a line that is not a record is an error naming its number.
+    pub fn read(path: &Path) -> io::Result<Vec<AuditRecord>> {
+        let text = std::fs::read_to_string(path)?;
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("line {}: {e}", i + 1)))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,240 @@
+//! A session: grants, the approver, the audit log, and the ask-and-retry loop.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use warden_policy::{Dynamic, Policy, VPath};
+
+use super::approver::{Answer, Approver, Scope};
+use super::audit::{AuditLog, AuditRecord};
+use super::effective::{effective, Grant};
+use super::request::{GrantDir, Reason, Request};
+use crate::error::{Access, Denial, FsError, Op, Result};
+use crate::sandbox::{OpenMount, Sandbox};
+
+/// How many requests one operation may raise before it is left as refused.
+const MAX_REQUESTS_PER_OPERATION: usize = 16;
+
+/// Who the session is, for the audit log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub worker: Option<String>,
+}
+
+impl SessionInfo {
+    /// A fresh id: the start time in milliseconds and the process id.
+    pub fn new(worker: Option<&str>) -> SessionInfo {
+        let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or_default();
+        SessionInfo { id: format!("{millis}-{}", std::process::id()), worker: worker.map(str::to_owned) }
+    }
+}
+
+/// An operation's outcome that may end in a sandbox refusal.
+pub trait Refusable {
+    fn denial(&self) -> Option<&Denial>;
+    /// The same outcome with its refusal replaced by `denial`.
+    fn with_denial(self, denial: Denial) -> Self;
+}
+
+impl<T> Refusable for Result<T> {
+    fn denial(&self) -> Option<&Denial> {
+        match self {
+            Err(FsError::Denied(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    fn with_denial(self, denial: Denial) -> Self {
+        Err(FsError::Denied(denial))
+    }
+}
+
+/// A sandbox whose refusals a person may lift, one request at a time.
+pub struct ApprovalSession {
+    base: Sandbox,
+    dynamic: Option<Dynamic>,
+    info: SessionInfo,
+    approver: Box<dyn Approver>,
+    audit: Option<AuditLog>,
+    session_grants: Vec<Grant>,
+    once_grants: Vec<Grant>,
+}
+
+impl ApprovalSession {
+    pub fn new(base: Sandbox, dynamic: Option<Dynamic>, approver: Box<dyn Approver>, audit: Option<AuditLog>, info: SessionInfo) -> Self {
+        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), once_grants: Vec::new() }
+    }
+
+    /// The session of `worker` (or the program) under `policy`, with its dynamic ceiling.
+    pub fn open(policy: &Policy, worker: Option<&str>, approver: Box<dyn Approver>, audit: Option<AuditLog>) -> Result<Self> {
+        let base = Sandbox::open_for(policy, worker)?;
+        let dynamic = policy.dynamic_for(worker).cloned();
+        Ok(ApprovalSession::new(base, dynamic, approver, audit, SessionInfo::new(worker)))
+    }
+
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// The sandbox in effect now: approval rules applied, grants added.
+    pub fn sandbox(&self) -> Result<Sandbox> {
+        let grants: Vec<&Grant> = self.session_grants.iter().chain(&self.once_grants).collect();
+        effective(&self.base, &grants)
+    }
+
+    /// The folders granted for the session so far, with their access.
+    pub fn session_grants(&self) -> Vec<(Access, GrantDir)> {
+        self.session_grants.iter().map(|g| (g.access, g.dir.clone())).collect()
+    }
+
+    /// Runs `op` on the sandbox in effect; while it is refused in a way a
+    /// person may lift, asks and runs it again. Grants given `once` end with it.
+    /// The outer error is the session's own failure (e.g. the audit log cannot
+    /// be written, in which case nothing is granted).
+    pub fn attempt<O: Refusable>(&mut self, tool: Option<&str>, mut op: impl FnMut(&Sandbox) -> O) -> Result<O> {
+        let result = self.attempt_until_settled(tool, &mut op);
+        self.once_grants.clear();
+        result
+    }
+
+    fn attempt_until_settled<O: Refusable>(&mut self, tool: Option<&str>, op: &mut impl FnMut(&Sandbox) -> O) -> Result<O> {
+        let mut asked: Vec<(Access, VPath)> = Vec::new();
+        loop {
+            let sandbox = self.sandbox()?;
+            let outcome = op(&sandbox);
+            let Some(request) = outcome.denial().and_then(|d| self.request_for(d, tool)) else {
+                return Ok(outcome);
+            };
+            let key = (request.access, request.path.clone());
+            if asked.contains(&key) || asked.len() == MAX_REQUESTS_PER_OPERATION {
+                return Ok(outcome);
+            }
+            asked.push(key);
+            let (access, path) = (request.access, request.path.to_string());
+            let allowed = match access {
+                Access::Read => sandbox.readable_list(),
+                Access::Write => sandbox.writable_list(),
+            };
+            match self.ask(request)? {
+                Answer::Allow { .. } => {}
+                Answer::Deny => return Ok(outcome.with_denial(Denial::Declined { access, path, allowed })),
+                Answer::Unanswered => return Ok(outcome.with_denial(Denial::NeedsApproval { access, path, allowed })),
+            }
+        }
+    }
+
+    /// Puts `request` to the approver, logs the answer, then applies it.
+    pub fn ask(&mut self, request: Request) -> Result<Answer> {
+        let answer = match self.approver.decide(&request) {
+            Answer::Allow { choice, .. } if choice >= request.choices.len() => Answer::Deny,
+            answer => answer,
+        };
+        if let Some(log) = &mut self.audit {
+            let record = AuditRecord::new(&self.info.id, &request, answer);
+            log.append(&record).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?;
+        }
+        if let Answer::Allow { scope, choice } = answer {
+            let mount = match &request.reason {
+                Reason::MountRule { mount } => self.base.mounts().iter().position(|m| &m.path == mount),
+                Reason::OutsideMounts => None,
+            };
+            let grant = Grant { access: request.access, dir: request.choices[choice].clone(), mount };
+            match scope {
+                Scope::Once => self.once_grants.push(grant),
+                Scope::Session => self.session_grants.push(grant),
+            }
+        }
+        Ok(answer)
+    }
+
+    /// The request that would lift `denial`, if a person may lift it.
+    pub fn request_for(&self, denial: &Denial, tool: Option<&str>) -> Option<Request> {
+        let (access, shown) = match denial {
+            Denial::OutsideSandbox { path, .. } => (Access::Read, path),
+            Denial::ReadOnly { path, .. } => (Access::Write, path),
+            _ => return None,
+        };
+        let path = self.base.parse(shown).ok()?;
+        let mut request = match self.base.mount_for(&path, Access::Read) {
+            Some(mount) => {
+                let needs = match access {
+                    Access::Read => mount.rules.read_approval,
+                    Access::Write => mount.rules.writable && mount.rules.write_approval,
+                };
+                needs.then(|| mount_request(access, path, mount))?
+            }
+            None => self.dynamic_request(access, path)?,
+        };
+        request.tool = tool.map(str::to_owned);
+        request.worker = self.info.worker.clone();
+        Some(request)
+    }
+
+    /// A request for a folder outside every mount, within the policy's ceiling.
+    fn dynamic_request(&self, access: Access, path: VPath) -> Option<Request> {
+        let dynamic = self.dynamic.as_ref()?;
+        let host_path = PathBuf::from(path.as_str());
+        let folder = existing_folder_of(&host_path)?;
+        let canonical = folder.canonicalize().ok()?;
+        let candidates = if canonical == folder { dynamic.grantable(&canonical) } else { dynamic.grantable(&canonical).into_iter().take(1).collect() };
+        let choices: Vec<GrantDir> = candidates
+            .into_iter()
+            .take_while(|host| !self.overlaps_a_mount(host))
+            .map(|host| {
+                let virtual_path = if canonical == folder { host.clone() } else { folder.clone() };
+                (VPath::parse(&virtual_path.to_string_lossy(), warden_policy::Namespace::Root).ok(), host)
+            })
+            .take_while(|(v, _)| v.as_ref().is_some_and(|v| !self.shadows_a_mount(v)))
+            .map(|(v, host)| GrantDir { path: v.expect("checked above"), host })
+            .collect();
+        (!choices.is_empty()).then(|| Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None })
+    }
+
+    /// A host folder holding or inside a mount would reach its files past its rules.
+    fn overlaps_a_mount(&self, host: &Path) -> bool {
+        self.base.mounts().iter().any(|m| host.starts_with(&m.host_root) || m.host_root.starts_with(host))
+    }
+
+    /// A virtual folder that is, holds or lies in a mount, or is named like one.
+    fn shadows_a_mount(&self, path: &VPath) -> bool {
+        let first = path.components().next().unwrap_or_default();
+        self.base.mount_names().iter().any(|n| n == first)
+            || self.base.mounts().iter().any(|m| path.starts_with(&m.path) || m.path.starts_with(path))
+    }
+}
+
+/// A request inside a mount whose rules ask for approval: the folder of
+/// `path`, widenable up to the mount.
+fn mount_request(access: Access, path: VPath, mount: &OpenMount) -> Request {
+    let rel = path.strip_prefix(&mount.path).unwrap_or_default();
+    let is_folder = rel.is_empty() || mount.dir().metadata(rel).is_ok_and(|m| m.is_dir());
+    let folder = if is_folder { path.clone() } else { path.parent() };
+    let mut choices = Vec::new();
+    let mut current = folder;
+    loop {
+        let rel = current.strip_prefix(&mount.path).unwrap_or_default();
+        choices.push(GrantDir { path: current.clone(), host: mount.host_root.join(rel) });
+        if current == mount.path {
+            break;
+        }
+        current = current.parent();
+    }
+    Request {
+        access,
+        host_path: mount.host_root.join(rel),
+        path,
+        reason: Reason::MountRule { mount: mount.path.clone() },
+        choices,
+        tool: None,
+        worker: None,
+    }
+}
+
+/// The path itself when it is a folder, else its nearest existing ancestor.
+fn existing_folder_of(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        return Some(path.to_owned());
+    }
+    path.ancestors().skip(1).find(|a| a.is_dir()).map(Path::to_owned)
+}
