@@ -159,15 +159,17 @@ fn compile_fills_the_cache_once() {
 }
 
 #[test]
-fn components_refuse_policies_with_approvals() {
-    let policy = repo().join("policies/example/policy.yaml");
-    let r = run(&["run", "--policy", policy.to_str().unwrap(), &guest("hello.wasm")]);
-    assert_eq!(r.status, 2);
-    assert_eq!(
-        r.stderr,
-        "warden: Cannot run a component under this policy: /portfolio needs a person's approval for writes, and \
-         components cannot ask for approval yet. Use a policy without approvals for components.\n"
-    );
+fn run_asks_before_the_command_starts_and_hides_what_was_not_granted() {
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, read_approval: true }\n  audit: ./audit.jsonl\n");
+    let r = run(&["run", "--policy", &policy(&f), &guest("wc.wasm"), "/portfolio/notes.md"]);
+    assert_eq!((r.status, r.stderr.as_str()), (1, "wc: /portfolio/notes.md: No such file or directory\n"));
+    let r = run(&["run", "--policy", &policy(&f), "--approve", "read:/portfolio", &guest("wc.wasm"), "/portfolio/notes.md"]);
+    assert_eq!((r.status, r.stdout.as_str()), (0, "      0       2      11 /portfolio/notes.md\n"));
+    let log = std::fs::read_to_string(f.path("audit.jsonl")).unwrap();
+    let decisions: Vec<&str> = log.lines().map(|l| if l.contains("\"decision\":\"allow\"") { "allow" } else { "other" }).collect();
+    assert_eq!(decisions, ["other", "allow"]);
+    assert!(log.contains("\"tool\":\"wc.wasm\""), "{log}");
 }
 
 #[test]

@@ -7,8 +7,10 @@ use std::process::{Command, Output, Stdio};
 
 use tempfile::TempDir;
 
+mod approvals;
 mod components;
 mod exec;
+mod pty;
 mod scaffold;
 
 const POLICY: &str = "\

@@ -34,6 +34,21 @@ impl ShellSandbox {
     /// it ran unsandboxed.
     pub fn new(policy: &Policy, worker: Option<&str>) -> Result<ShellSandbox, ShellError> {
         let fs = Sandbox::open_for(policy, worker).map_err(|e| ShellError::Policy(e.to_string()))?;
+        ShellSandbox::with_filesystem(policy, fs)
+    }
+
+    /// Like [`ShellSandbox::new`], with the mounts of `fs`: e.g. the sandbox in
+    /// effect of an approval session, whose grants become extra binds. A mount
+    /// whose rules still need approval is refused: a command cannot pause to ask.
+    pub fn with_filesystem(policy: &Policy, fs: Sandbox) -> Result<ShellSandbox, ShellError> {
+        if let Some(m) = fs.mounts().iter().find(|m| m.rules.read_approval || m.rules.write_approval) {
+            let what = if m.rules.read_approval { "reads" } else { "writes" };
+            return Err(ShellError::Policy(format!(
+                "{} needs a person's approval for {what}, and a command cannot pause to ask; \
+                 run it with the sandbox in effect of an approval session",
+                m.path
+            )));
+        }
         let plan = ExecPlan::new(policy, &fs)?;
         let backend = probe();
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {

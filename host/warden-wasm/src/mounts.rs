@@ -8,7 +8,8 @@ use crate::error::RunError;
 use crate::fs_guard::{GuardedPreopen, SandboxLists};
 
 /// One preopen per mount, each a duplicate of the mount's handle. Refuses a
-/// sandbox with a rule this runtime cannot enforce (fail closed).
+/// sandbox with a rule this runtime cannot enforce (fail closed): approvals
+/// are applied by an approval session, whose sandbox in effect has none left.
 pub fn preopens_for(sandbox: &Sandbox) -> Result<(Vec<GuardedPreopen>, SandboxLists), RunError> {
     let mut preopens = Vec::with_capacity(sandbox.mounts().len());
     for mount in sandbox.mounts() {
@@ -16,8 +17,8 @@ pub fn preopens_for(sandbox: &Sandbox) -> Result<(Vec<GuardedPreopen>, SandboxLi
         if rules.read_approval || rules.write_approval {
             let what = if rules.read_approval { "reads" } else { "writes" };
             return Err(RunError::Unenforceable(format!(
-                "Cannot run a component under this policy: {} needs a person's approval for {what}, \
-                 and components cannot ask for approval yet. Use a policy without approvals for components.",
+                "Cannot run a component in this sandbox: {} needs a person's approval for {what}. \
+                 Give the component the sandbox in effect of an approval session instead.",
                 mount.path
             )));
         }

@@ -26,6 +26,8 @@ pub use bindings::{ToolError, ToolInfo};
 pub struct CallOutcome {
     /// A `denied` error carries the sandbox's message, not the tool's.
     pub result: Result<String, ToolError>,
+    /// The refusal behind a `denied` result, for an approval session to act on.
+    pub denial: Option<Denial>,
     pub report: RunReport,
 }
 
@@ -36,14 +38,15 @@ pub struct CallOutcome {
 /// libc may have turned the refusal into a bare `EIO` (wasip2 libcs do so
 /// for every stream error). A `denied` with no refusal on record was refused
 /// by the guest's own libc: the path lies under no mount.
-fn in_sandbox_words(result: Result<String, ToolError>, report: &RunReport, lists: &SandboxLists) -> Result<String, ToolError> {
-    match (result, report.denials.last()) {
-        (Err(ToolError::Denied(_) | ToolError::Failed(_)), Some(denial)) => Err(ToolError::Denied(denial.to_string())),
+fn in_sandbox_words(result: Result<String, ToolError>, report: &RunReport, lists: &SandboxLists) -> (Result<String, ToolError>, Option<Denial>) {
+    let denial = match (&result, report.denials.last()) {
+        (Err(ToolError::Denied(_) | ToolError::Failed(_)), Some(denial)) => denial.clone(),
         (Err(ToolError::Denied(said)), None) if said.starts_with('/') && !said.contains('\n') => {
-            Err(ToolError::Denied(Denial::OutsideSandbox { path: said, readable: lists.readable.clone() }.to_string()))
+            Denial::OutsideSandbox { path: said.clone(), readable: lists.readable.clone() }
         }
-        (result, _) => result,
-    }
+        _ => return (result, None),
+    };
+    (Err(ToolError::Denied(denial.to_string())), Some(denial))
 }
 
 impl Runtime {
@@ -71,7 +74,8 @@ impl Runtime {
         let tool = pre.instantiate(&mut session.store).map_err(|e| session.classify(e))?;
         let result = tool.call_call(&mut session.store, name, input).map_err(|e| session.classify(e))?;
         let report = session.finish();
-        Ok(CallOutcome { result: in_sandbox_words(result, &report, &config.lists), report })
+        let (result, denial) = in_sandbox_words(result, &report, &config.lists);
+        Ok(CallOutcome { result, denial, report })
     }
 
     /// [`Runtime::call`] from async code: the call runs on tokio's blocking

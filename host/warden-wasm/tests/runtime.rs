@@ -128,7 +128,7 @@ fn a_foreign_cache_file_is_recompiled() {
 }
 
 #[test]
-fn approvals_are_refused_rather_than_skipped() {
+fn approval_rules_are_refused_rather_than_skipped() {
     let tree = Tree::new();
     tree.folder("data");
     std::fs::write(tree.path("policy.yaml"), "version: 1\nsandbox:\n  paths:\n    data: { root: ./data, mode: rw, write_approval: true }\n").unwrap();
@@ -137,9 +137,20 @@ fn approvals_are_refused_rather_than_skipped() {
     let err = warden_wasm::preopens_for(&sandbox).err().expect("refused");
     assert_eq!(
         err.to_string(),
-        "Cannot run a component under this policy: /data needs a person's approval for writes, and components \
-         cannot ask for approval yet. Use a policy without approvals for components."
+        "Cannot run a component in this sandbox: /data needs a person's approval for writes. \
+         Give the component the sandbox in effect of an approval session instead."
     );
+}
+
+#[test]
+fn the_sandbox_in_effect_of_an_approval_session_is_accepted() {
+    let tree = Tree::new();
+    tree.folder("data");
+    std::fs::write(tree.path("policy.yaml"), "version: 1\nsandbox:\n  paths:\n    data: { root: ./data, mode: rw, write_approval: true }\n").unwrap();
+    let policy = warden_policy::load(&tree.path("policy.yaml")).unwrap();
+    let session = warden_fs::approval::ApprovalSession::open(&policy, None, Box::new(warden_fs::approval::DenyAll), None).unwrap();
+    let (_, lists) = warden_wasm::preopens_for(&session.sandbox().unwrap()).unwrap();
+    assert_eq!((lists.readable.as_str(), lists.writable.as_str()), ("/data", "none"));
 }
 
 #[test]

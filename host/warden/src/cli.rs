@@ -11,6 +11,11 @@ use clap::{Parser, Subcommand};
 /// and symlinks cannot leave a mount. Tools are WebAssembly components (`run`,
 /// `call`); their files are those handles, with the same rules.
 ///
+/// When a mount's rules ask for approval, or `dynamic` lets a tool reach a
+/// folder outside its mounts, a person decides at the moment of access: at the
+/// terminal, or by answers given in advance with --approve. See `--help` of
+/// `fs`, `call`, `run` and `exec`, and `warden suggest`.
+///
 /// Exit status: 0 success, 1 failure (e.g. a missing file, or a tool error),
 /// 2 usage error or invalid policy, 3 denied by the sandbox (the reason is on
 /// stderr), 124 a component ran past its time limit, 125 a component trapped
@@ -78,6 +83,21 @@ pub enum Command {
         /// The new folder; its name becomes the tool's name, e.g. `word_count`.
         path: PathBuf,
     },
+    /// Print the policy snippet that would make an approval session's grants permanent.
+    ///
+    /// Reads the audit log that `--audit` (or the policy's `audit:`) wrote. Grants
+    /// "for this session" of folders outside the mounts become new mounts; grants
+    /// inside a mount with approval rules become comments naming the rule to drop.
+    /// Grants given once, denials and unanswered requests are left out. Review the
+    /// snippet before adding it to a policy: nothing is changed by this command.
+    Suggest {
+        /// The audit log (JSON lines).
+        #[arg(long, value_name = "FILE")]
+        audit: PathBuf,
+        /// The session to use [default: the last one in the log].
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
     /// Compile a component into the cache ahead of time, so that its first run starts fast.
     Compile {
         /// The component file (.wasm).
@@ -112,6 +132,8 @@ pub struct ExecArgs {
     /// Working folder, a virtual path such as /portfolio/src [default: the first writable mount].
     #[arg(long, value_name = "VIRTUAL_PATH")]
     pub cwd: Option<String>,
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
     /// The program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]...")]
     pub command: Vec<std::ffi::OsString>,
@@ -171,7 +193,33 @@ pub struct SandboxArgs {
     #[arg(long)]
     pub stats: bool,
     #[command(flatten)]
+    pub approvals: ApprovalArgs,
+    #[command(flatten)]
     pub cache: CacheArgs,
+}
+
+/// Who decides when an access needs a person's approval.
+///
+/// `fs` and `call` ask at the moment of access and then retry the operation
+/// (a component call runs again, with the new folder among its preopens).
+/// `run` and `exec` cannot pause a running program, so they ask before it
+/// starts, for each mount with approval rules and each --approve folder.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ApprovalArgs {
+    /// Answer in advance: VERB:PATH, VERB one of read, write (for the session),
+    /// read-once, write-once (this operation only) or deny; PATH is a virtual
+    /// folder, or a host folder for `dynamic` grants. The first answer whose
+    /// folder holds the path decides; requests no answer covers are denied.
+    /// Without answers, a person at a terminal on stdin is asked; without one,
+    /// every request is denied. May be repeated.
+    #[arg(long = "approve", value_name = "VERB:PATH")]
+    pub approve: Vec<String>,
+    /// Answers in advance from a file: one VERB:PATH per line, `#` comments.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Append every request and answer to FILE, one JSON line each [default: the policy's `audit`].
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -192,6 +240,8 @@ pub struct FsArgs {
     /// Act as this worker of the policy, with its derived (narrower) access.
     #[arg(long, value_name = "NAME")]
     pub worker: Option<String>,
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
     #[command(subcommand)]
     pub op: FsOp,
 }

@@ -10,35 +10,62 @@ use crate::exit::Failure;
 
 pub fn run(args: FsArgs) -> Result<(), Failure> {
     let policy = warden_policy::load(&args.policy)?;
-    let sandbox = Sandbox::open_for(&policy, args.worker.as_deref())?;
-    let mut stdout = std::io::stdout().lock();
-    match args.op {
-        FsOp::Read { path, offset, max_chars } => {
-            let read = sandbox.read(&path, ReadOptions { offset, max_chars })?;
-            stdout.write_all(read.text.as_bytes())?;
-            if let Some(notice) = read.notice() {
-                eprintln!("{notice}");
-            }
-        }
-        FsOp::Write { path } => {
+    let mut session = crate::approve::session(&policy, args.worker.as_deref(), &args.approvals)?;
+    let content = match &args.op {
+        FsOp::Write { .. } => {
             let mut content = Vec::new();
             std::io::stdin().read_to_end(&mut content)?;
-            let written = sandbox.write(&path, &content)?;
+            content
+        }
+        _ => Vec::new(),
+    };
+    let tool = format!("warden fs {}", op_name(&args.op));
+    let printed = session.attempt(Some(&tool), |sandbox| perform(sandbox, &args.op, &content))??;
+    std::io::stdout().lock().write_all(printed.stdout.as_bytes())?;
+    if let Some(notice) = printed.notice {
+        eprintln!("{notice}");
+    }
+    Ok(())
+}
+
+/// What an operation prints: on stdout, and a notice for stderr.
+struct Printed {
+    stdout: String,
+    notice: Option<String>,
+}
+
+impl From<String> for Printed {
+    fn from(stdout: String) -> Printed {
+        Printed { stdout, notice: None }
+    }
+}
+
+/// Does one operation; it may run again after a person grants access, so it
+/// prints nothing itself.
+fn perform(sandbox: &Sandbox, op: &FsOp, content: &[u8]) -> warden_fs::Result<Printed> {
+    let line = match op {
+        FsOp::Read { path, offset, max_chars } => {
+            let read = sandbox.read(path, ReadOptions { offset: *offset, max_chars: *max_chars })?;
+            let notice = read.notice();
+            return Ok(Printed { stdout: read.text, notice });
+        }
+        FsOp::Write { path } => {
+            let written = sandbox.write(path, content)?;
             let verb = if written.created { "created" } else { "replaced" };
-            writeln!(stdout, "{verb} {path} ({} bytes)", written.bytes)?;
+            format!("{verb} {path} ({} bytes)", written.bytes)
         }
         FsOp::Edit { path, old, new } => {
-            sandbox.edit(&path, &old, &new)?;
-            writeln!(stdout, "edited {path}")?;
+            sandbox.edit(path, old, new)?;
+            format!("edited {path}")
         }
         FsOp::List { path, glob } => {
-            for entry in sandbox.list_files(path.as_deref(), glob.as_deref())? {
-                let slash = if entry.kind == EntryKind::Dir { "/" } else { "" };
-                writeln!(stdout, "{}{slash}", entry.path)?;
-            }
+            let entries = sandbox.list_files(path.as_deref(), glob.as_deref())?;
+            let slash = |kind| if kind == EntryKind::Dir { "/" } else { "" };
+            let lines: String = entries.iter().map(|e| format!("{}{}\n", e.path, slash(e.kind))).collect();
+            return Ok(Printed::from(lines));
         }
         FsOp::Stat { path } => {
-            let stat = sandbox.stat(&path)?;
+            let stat = sandbox.stat(path)?;
             let modified = stat.modified.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs());
             let json = serde_json::json!({
                 "path": stat.path.as_str(),
@@ -47,26 +74,40 @@ pub fn run(args: FsArgs) -> Result<(), Failure> {
                 "modified": modified,
                 "writable": stat.writable,
             });
-            writeln!(stdout, "{json}")?;
+            format!("{json}")
         }
         FsOp::Delete { path } => {
-            sandbox.delete(&path)?;
-            writeln!(stdout, "deleted {path}")?;
+            sandbox.delete(path)?;
+            format!("deleted {path}")
         }
         FsOp::Mkdir { path } => {
-            sandbox.mkdir(&path)?;
-            writeln!(stdout, "created folder {path}")?;
+            sandbox.mkdir(path)?;
+            format!("created folder {path}")
         }
         FsOp::Move { src, dst } => {
-            sandbox.move_path(&src, &dst)?;
-            writeln!(stdout, "moved {src} to {dst}")?;
+            sandbox.move_path(src, dst)?;
+            format!("moved {src} to {dst}")
         }
         FsOp::Copy { src, dst } => {
-            sandbox.copy(&src, &dst)?;
-            writeln!(stdout, "copied {src} to {dst}")?;
+            sandbox.copy(src, dst)?;
+            format!("copied {src} to {dst}")
         }
+    };
+    Ok(Printed::from(format!("{line}\n")))
+}
+
+fn op_name(op: &FsOp) -> &'static str {
+    match op {
+        FsOp::Read { .. } => "read",
+        FsOp::Write { .. } => "write",
+        FsOp::Edit { .. } => "edit",
+        FsOp::List { .. } => "list",
+        FsOp::Stat { .. } => "stat",
+        FsOp::Delete { .. } => "delete",
+        FsOp::Mkdir { .. } => "mkdir",
+        FsOp::Move { .. } => "move",
+        FsOp::Copy { .. } => "copy",
     }
-    Ok(())
 }
 
 fn kind_name(kind: EntryKind) -> &'static str {

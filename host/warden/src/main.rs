@@ -1,9 +1,12 @@
+mod approve;
 mod check;
 mod cli;
 mod exit;
 mod exec_cmd;
 mod fs_cmd;
 mod new_cmd;
+mod prompt;
+mod suggest_cmd;
 mod wasm_cmd;
 
 use std::process::ExitCode;
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => exec_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
+        Command::Suggest { audit, session } => suggest_cmd::run(&audit, session.as_deref()),
         Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),
         Command::New { lang, path } => new_cmd::run(lang, &path),
     };

@@ -2,10 +2,11 @@
 
 use std::io::{Read, Write};
 
-use warden_fs::Sandbox;
+use warden_fs::approval::{ApprovalSession, Refusable};
+use warden_fs::{Denial, Sandbox};
 use warden_policy::{policy_from_dir_flags, DirFlag, Limits, LimitsSpec};
 use warden_wasm::{
-    preopens_for, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
+    preopens_for, CallOutcome, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
 
 use crate::cli::{CacheArgs, CallArgs, RunArgs, SandboxArgs};
@@ -16,8 +17,12 @@ pub const TRAPPED: u8 = 125;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let runtime = runtime(&args.sandbox.cache)?;
-    let mut config = config(&args.sandbox)?;
+    let (mut config, session) = config(&args.sandbox)?;
     let name = args.component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(mut session) = session {
+        crate::approve::ask_before_running(&mut session, &args.sandbox.approvals, &name)?;
+        give_sandbox(&mut config, &session.sandbox()?).map_err(run_failure)?;
+    }
     config.args = std::iter::once(name).chain(args.args).collect();
     config.stdin = Stdin::Inherit;
     config.stdout = Sink::Stdout;
@@ -46,9 +51,21 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("the input is not JSON: {e}")));
     }
     let runtime = runtime(&args.sandbox.cache)?;
-    let config = config(&args.sandbox)?;
+    let (mut config, session) = config(&args.sandbox)?;
     let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
-    let outcome = runtime.call(&loaded, &config, &args.tool, &input).map_err(run_failure)?;
+    let outcome = match session {
+        None => runtime.call(&loaded, &config, &args.tool, &input),
+        Some(mut session) => {
+            let name = args.component.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            let tool = format!("{name} {}", args.tool);
+            // A refused call runs again, with the new grants among its preopens.
+            let attempt = session.attempt(Some(&tool), |sandbox| {
+                CallAttempt(give_sandbox(&mut config, sandbox).and_then(|()| runtime.call(&loaded, &config, &args.tool, &input)))
+            })?;
+            attempt.0
+        }
+    }
+    .map_err(run_failure)?;
     let report = &outcome.report;
     std::io::stderr().write_all(&report.stderr)?;
     for line in &report.logs {
@@ -103,8 +120,33 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
     Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4 }).map_err(run_failure)
 }
 
-/// The policy (from a file or --dir flags), the sandbox and the limits.
-fn config(args: &SandboxArgs) -> Result<RunConfig, Failure> {
+/// One call under an approval session.
+struct CallAttempt(Result<CallOutcome, RunError>);
+
+impl Refusable for CallAttempt {
+    fn denial(&self) -> Option<&Denial> {
+        self.0.as_ref().ok()?.denial.as_ref()
+    }
+
+    fn with_denial(mut self, denial: Denial) -> Self {
+        if let Ok(outcome) = &mut self.0 {
+            outcome.result = Err(ToolError::Denied(denial.to_string()));
+            outcome.denial = Some(denial);
+        }
+        self
+    }
+}
+
+/// The component's preopens: the mounts of `sandbox`.
+fn give_sandbox(config: &mut RunConfig, sandbox: &Sandbox) -> Result<(), RunError> {
+    let (preopens, lists) = preopens_for(sandbox)?;
+    config.preopens = preopens;
+    config.lists = lists;
+    Ok(())
+}
+
+/// The policy (from a file or --dir flags) as an approval session, and the limits.
+fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<ApprovalSession>), Failure> {
     let policy = match (&args.policy, args.dirs.is_empty()) {
         (Some(file), _) => Some(warden_policy::load(file)?),
         (None, false) => {
@@ -115,11 +157,9 @@ fn config(args: &SandboxArgs) -> Result<RunConfig, Failure> {
     };
     let mut config = RunConfig::default();
     let mut limits = Limits::default();
+    let mut session = None;
     if let Some(policy) = &policy {
-        let sandbox = Sandbox::open_for(policy, args.worker.as_deref())?;
-        let (preopens, lists) = preopens_for(&sandbox).map_err(run_failure)?;
-        config.preopens = preopens;
-        config.lists = lists;
+        session = Some(crate::approve::session(policy, args.worker.as_deref(), &args.approvals)?);
         config.network = policy.network;
         config.env = policy.env.clone();
         limits = policy.limits;
@@ -127,7 +167,7 @@ fn config(args: &SandboxArgs) -> Result<RunConfig, Failure> {
     config.env.extend(env_flags(&args.env)?);
     config.deterministic = args.deterministic.then_some(args.seed);
     config.limits = RunLimits::resolve(limits.overridden_by(limit_flags(args)?), args.deterministic);
-    Ok(config)
+    Ok((config, session))
 }
 
 fn env_flags(flags: &[String]) -> Result<Vec<(String, String)>, Failure> {

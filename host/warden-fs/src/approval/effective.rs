@@ -42,7 +42,7 @@ pub(crate) fn effective(base: &Sandbox, grants: &[&Grant]) -> Result<Sandbox> {
                 let m = &base.mounts()[i];
                 let rel = grant.dir.path.strip_prefix(&m.path).unwrap_or_default();
                 let writable = m.rules.writable && (grant.access == Access::Write || !m.rules.write_approval);
-                duplicate(m, m.dir.open_dir(rel), m.host_root.join(rel), grant.dir.path.clone(), writable)?
+                duplicate(m, m.dir.open_dir(rel), grant.dir.host.clone(), grant.dir.path.clone(), writable)?
             }
             None => OpenMount {
                 path: grant.dir.path.clone(),

@@ -124,6 +124,40 @@ impl ApprovalSession {
         }
     }
 
+    /// For runs that cannot pause for a person (native commands, component
+    /// commands): asks up front for each mount whose rules need approval, then
+    /// for each of `paths` (e.g. folders named in answers given in advance).
+    pub fn ask_ahead(&mut self, tool: Option<&str>, paths: &[(Access, String)]) -> Result<()> {
+        let mut wanted: Vec<(Access, String)> = Vec::new();
+        for mount in self.base.mounts() {
+            if mount.rules.read_approval {
+                wanted.push((Access::Read, mount.path.to_string()));
+            }
+            if mount.rules.writable && mount.rules.write_approval {
+                wanted.push((Access::Write, mount.path.to_string()));
+            }
+        }
+        wanted.extend(paths.iter().cloned());
+        for (access, path) in wanted {
+            let denial = match access {
+                Access::Read => Denial::OutsideSandbox { path, readable: String::new() },
+                Access::Write => Denial::ReadOnly { path, writable: String::new() },
+            };
+            match self.request_for(&denial, tool) {
+                Some(request) if !self.covers(request.access, &request.path) => {
+                    self.ask(request)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a grant already allows `access` to `path`.
+    fn covers(&self, access: Access, path: &VPath) -> bool {
+        self.session_grants.iter().chain(&self.once_grants).any(|g| g.access >= access && path.starts_with(&g.dir.path))
+    }
+
     /// Puts `request` to the approver, logs the answer, then applies it.
     pub fn ask(&mut self, request: Request) -> Result<Answer> {
         let answer = match self.approver.decide(&request) {
@@ -214,7 +248,7 @@ fn mount_request(access: Access, path: VPath, mount: &OpenMount) -> Request {
     let mut current = folder;
     loop {
         let rel = current.strip_prefix(&mount.path).unwrap_or_default();
-        choices.push(GrantDir { path: current.clone(), host: mount.host_root.join(rel) });
+        choices.push(GrantDir { path: current.clone(), host: host_of(mount, rel) });
         if current == mount.path {
             break;
         }
@@ -222,13 +256,18 @@ fn mount_request(access: Access, path: VPath, mount: &OpenMount) -> Request {
     }
     Request {
         access,
-        host_path: mount.host_root.join(rel),
+        host_path: host_of(mount, rel),
         path,
         reason: Reason::MountRule { mount: mount.path.clone() },
         choices,
         tool: None,
         worker: None,
     }
+}
+
+/// The host path of `rel` in `mount`, without a trailing `/` for the mount itself.
+fn host_of(mount: &OpenMount, rel: &str) -> PathBuf {
+    if rel.is_empty() { mount.host_root.clone() } else { mount.host_root.join(rel) }
 }
 
 /// The path itself when it is a folder, else its nearest existing ancestor.
