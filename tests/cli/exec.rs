@@ -138,3 +138,29 @@ fn an_unprivileged_user_gets_the_same_sandbox() {
     assert!(!stdout.contains("SECRET") && !f.path("outside/new.md").exists(), "{stdout}\n{stderr}");
     assert!(!stderr.contains("WITHOUT an OS sandbox"), "{stderr}");
 }
+
+#[test]
+fn exec_gets_the_grants_as_binds_and_nothing_else() {
+    let f = Fixture::new();
+    f.file("extra/in.txt", "granted folder");
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n    pipeline: { root: ./pipeline, read_approval: true }\n  dynamic: { within: [./extra] }\n",
+    );
+    let root = f.dir.path().canonicalize().unwrap();
+    let (portfolio, pipeline, extra) = (root.join("portfolio"), root.join("pipeline"), root.join("extra"));
+    let script = format!(
+        "echo x > {}/new.md; cat {}/status.md; cat {}/in.txt; exit 0",
+        portfolio.display(),
+        pipeline.display(),
+        extra.display()
+    );
+    // Nobody to ask: the portfolio is read-only, the pipeline and the extra folder absent.
+    let r = exec(&f, &[], &["--", "/bin/sh", "-c", &script]);
+    assert_eq!(r.stdout, "");
+    assert!(!portfolio.join("new.md").exists());
+    let approve = format!("read:{}", extra.display());
+    let r = exec(&f, &[], &["--approve", "write:/portfolio", "--approve", "read:/pipeline", "--approve", &approve, "--", "/bin/sh", "-c", &script]);
+    assert_eq!((r.status, r.stdout.as_str()), (0, "okgranted folder"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(portfolio.join("new.md")).unwrap(), "x\n");
+}
