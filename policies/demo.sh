@@ -46,7 +46,10 @@ step fs --policy "$policy" list
 step fs --policy "$policy" read /portfolio/reports/q3.md
 step fs --policy "$policy" read /portfolio/credentials.txt
 step fs --policy "$policy" read /portfolio/../../etc/passwd
+# /portfolio needs approval for writes: nobody is asked here (no terminal), then an answer given in advance.
 echo "Q4 outlook: steady." | step fs --policy "$policy" --worker writer write /portfolio/drafts/q4.md
+echo "Q4 outlook: steady." | step fs --policy "$policy" --worker writer --approve write:/portfolio/drafts --audit "$scratch/audit.jsonl" write /portfolio/drafts/q4.md
+step suggest --audit "$scratch/audit.jsonl"
 echo "overwrite" | step fs --policy "$policy" write /pipeline/status.md
 step fs --policy "$policy" --worker analyzer list /
 step fs --policy "$policy" --worker analyzer read /portfolio/notes.md

@@ -212,3 +212,12 @@ fn a_component_call_runs_again_with_the_granted_folder_among_its_preopens() {
     let log = audit(&f);
     assert_eq!(fields(&log[1], &["decision", "scope", "tool"]), ["allow", "session", "textkit.wasm count"].map(Value::from));
 }
+
+#[test]
+fn check_shows_the_dynamic_ceiling_and_the_audit_log() {
+    let f = fixture();
+    let r = warden(&["check", f.path("policy.yaml").to_str().unwrap()], "");
+    assert_eq!(r.status, 0);
+    assert!(r.stdout.contains(&format!("\naudit: {}/audit.jsonl\n", f.dir.path().display())), "{}", r.stdout);
+    assert!(r.stdout.ends_with(&format!("  dynamic: folders within {}\n", host(&f, "extra"))), "{}", r.stdout);
+}

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use warden_fs::{OpenMount, Sandbox};
-use warden_policy::Rules;
+use warden_policy::{Dynamic, Rules};
 
 use crate::exit::Failure;
 
@@ -13,17 +13,20 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
     let program = Sandbox::open(&policy)?;
     let mut out = format!("{}: valid\n", policy.file.display());
     let _ = writeln!(out, "network: {}", if policy.network { "on" } else { "off" });
-    describe(&mut out, "program", &program);
+    if let Some(audit) = &policy.audit {
+        let _ = writeln!(out, "audit: {}", audit.display());
+    }
+    describe(&mut out, "program", &program, policy.dynamic_for(None));
     for (name, worker) in &policy.workers {
         let child = program.derive(&worker.request).map_err(|e| {
             Failure::usage(format!("invalid policy: {}: workers.{name}: {e}", policy.file.display()))
         })?;
-        describe(&mut out, &format!("worker {name}"), &child);
+        describe(&mut out, &format!("worker {name}"), &child, policy.dynamic_for(Some(name)));
     }
     Ok(out)
 }
 
-fn describe(out: &mut String, title: &str, sandbox: &Sandbox) {
+fn describe(out: &mut String, title: &str, sandbox: &Sandbox, dynamic: Option<&Dynamic>) {
     let _ = writeln!(out, "{title}:");
     if sandbox.mounts().is_empty() {
         let _ = writeln!(out, "  (no access)");
@@ -31,6 +34,9 @@ fn describe(out: &mut String, title: &str, sandbox: &Sandbox) {
     let width = sandbox.mounts().iter().map(|m| m.path.as_str().len()).max().unwrap_or(0);
     for m in sandbox.mounts() {
         let _ = writeln!(out, "  {:width$}  {}  {}{}", m.path.as_str(), mode(m), m.host_root.display(), rules(&m.rules));
+    }
+    if let Some(dynamic) = dynamic {
+        let _ = writeln!(out, "  dynamic: {}", dynamic.describe());
     }
 }
 
