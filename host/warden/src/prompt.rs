@@ -5,7 +5,6 @@ use std::os::fd::AsFd;
 
 use rustix::termios::{tcgetattr, tcsetattr, OptionalActions};
 use warden_fs::approval::{Answer, Approver, Request, Scope};
-use warden_fs::Access;
 
 /// Asks the person at the terminal: `o` once, `s` for the session, `d` deny,
 /// `w` to widen the folder granted. Esc, Ctrl-C, Ctrl-D and end of input deny.
@@ -21,10 +20,7 @@ impl TerminalApprover {
 impl Approver for TerminalApprover {
     fn decide(&mut self, request: &Request) -> Answer {
         let mut err = std::io::stderr().lock();
-        let access = match request.access {
-            Access::Read => "read",
-            Access::Write => "write",
-        };
+        let access = request.access.as_str();
         let tool = request.tool.as_deref().unwrap_or("a tool");
         let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
         let _ = writeln!(err, "\nwarden: {tool}{worker} asks to {access} {}", request.path);
