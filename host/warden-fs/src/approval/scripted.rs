@@ -9,6 +9,15 @@ use super::approver::{Answer, Approver, Scope};
 use super::request::Request;
 use crate::error::Access;
 
+/// The verbs of a rule and what each allows; `deny` allows nothing.
+const VERBS: [(&str, Option<(Access, Scope)>); 5] = [
+    ("read", Some((Access::Read, Scope::Session))),
+    ("write", Some((Access::Write, Scope::Session))),
+    ("read-once", Some((Access::Read, Scope::Once))),
+    ("write-once", Some((Access::Write, Scope::Once))),
+    ("deny", None),
+];
+
 /// One prepared answer: the first rule whose folder holds the requested path decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptedRule {
@@ -23,14 +32,7 @@ impl ScriptedRule {
     pub fn parse(text: &str) -> Result<ScriptedRule, String> {
         let bad = || format!("'{}' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny", text.escape_debug());
         let (verb, path) = text.split_once(':').ok_or_else(bad)?;
-        let allow = match verb {
-            "read" => Some((Access::Read, Scope::Session)),
-            "write" => Some((Access::Write, Scope::Session)),
-            "read-once" => Some((Access::Read, Scope::Once)),
-            "write-once" => Some((Access::Write, Scope::Once)),
-            "deny" => None,
-            _ => return Err(bad()),
-        };
+        let allow = VERBS.iter().find(|(name, _)| *name == verb).ok_or_else(bad)?.1;
         if !path.starts_with('/') {
             return Err(format!("'{}': the path must be absolute", text.escape_debug()));
         }
@@ -67,13 +69,7 @@ impl ScriptedRule {
 
 impl fmt::Display for ScriptedRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let verb = match self.allow {
-            None => "deny",
-            Some((Access::Read, Scope::Session)) => "read",
-            Some((Access::Write, Scope::Session)) => "write",
-            Some((Access::Read, Scope::Once)) => "read-once",
-            Some((Access::Write, Scope::Once)) => "write-once",
-        };
+        let verb = VERBS.iter().find(|(_, allow)| *allow == self.allow).map_or("deny", |(name, _)| name);
         write!(f, "{verb}:{}", self.path)
     }
 }
