@@ -212,16 +212,16 @@ impl ApprovalSession {
         let folder = existing_folder_of(&host_path)?;
         let canonical = folder.canonicalize().ok()?;
         let candidates = if canonical == folder { dynamic.grantable(&canonical) } else { dynamic.grantable(&canonical).into_iter().take(1).collect() };
-        let choices: Vec<GrantDir> = candidates
-            .into_iter()
-            .take_while(|host| !self.overlaps_a_mount(host))
-            .map(|host| {
-                let virtual_path = if canonical == folder { host.clone() } else { folder.clone() };
-                (VPath::parse(&virtual_path.to_string_lossy(), warden_policy::Namespace::Root).ok(), host)
-            })
-            .take_while(|(v, _)| v.as_ref().is_some_and(|v| !self.shadows_a_mount(v)))
-            .map(|(v, host)| GrantDir { path: v.expect("checked above"), host })
-            .collect();
+        // Narrowest first: once a folder overlaps a mount, every wider one does too.
+        let mut choices = Vec::new();
+        for host in candidates {
+            let shown = if canonical == folder { &host } else { &folder };
+            let Ok(virtual_path) = VPath::parse(&shown.to_string_lossy(), warden_policy::Namespace::Root) else { break };
+            if self.overlaps_a_mount(&host) || self.shadows_a_mount(&virtual_path) {
+                break;
+            }
+            choices.push(GrantDir { path: virtual_path, host });
+        }
         (!choices.is_empty()).then(|| Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None })
     }
 
