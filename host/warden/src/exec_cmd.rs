@@ -16,10 +16,9 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
         Some(t) => warden_policy::parse_duration(t).map_err(|m| Failure::usage(format!("--timeout: {m}")))?,
         None => policy.limits.timeout.unwrap_or(DEFAULT_TIMEOUT),
     };
-    let mut session = crate::approve::session(&policy, args.worker.as_deref(), &args.approvals)?;
-    let program = args.command[0].to_string_lossy().into_owned();
-    crate::approve::ask_before_running(&mut session, &args.approvals, &program)?;
-    let sandbox = ShellSandbox::with_filesystem(&policy, session.sandbox()?).map_err(shell_failure)?;
+    let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?;
+    approvals.ask_before_running(&args.command[0].to_string_lossy())?;
+    let sandbox = ShellSandbox::with_filesystem(&policy, approvals.session.sandbox()?).map_err(shell_failure)?;
     let result = sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?;
     std::io::stdout().write_all(result.stdout.as_bytes())?;
     std::io::stderr().write_all(result.stderr.as_bytes())?;

@@ -10,7 +10,7 @@ use crate::exit::Failure;
 
 pub fn run(args: FsArgs) -> Result<(), Failure> {
     let policy = warden_policy::load(&args.policy)?;
-    let mut session = crate::approve::session(&policy, args.worker.as_deref(), &args.approvals)?;
+    let mut session = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?.session;
     let content = match &args.op {
         FsOp::Write { .. } => {
             let mut content = Vec::new();

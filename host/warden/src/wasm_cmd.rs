@@ -2,13 +2,14 @@
 
 use std::io::{Read, Write};
 
-use warden_fs::approval::{ApprovalSession, Refusable};
+use warden_fs::approval::Refusable;
 use warden_fs::{Denial, Sandbox};
 use warden_policy::{policy_from_dir_flags, DirFlag, Limits, LimitsSpec};
 use warden_wasm::{
     preopens_for, CallOutcome, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
 
+use crate::approve::Approvals;
 use crate::cli::{CacheArgs, CallArgs, RunArgs, SandboxArgs};
 use crate::exit::Failure;
 
@@ -17,11 +18,11 @@ pub const TRAPPED: u8 = 125;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let runtime = runtime(&args.sandbox.cache)?;
-    let (mut config, session) = config(&args.sandbox)?;
-    let name = args.component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if let Some(mut session) = session {
-        crate::approve::ask_before_running(&mut session, &args.sandbox.approvals, &name)?;
-        give_sandbox(&mut config, &session.sandbox()?).map_err(run_failure)?;
+    let (mut config, approvals) = config(&args.sandbox)?;
+    let name = component_name(&args.component);
+    if let Some(mut approvals) = approvals {
+        approvals.ask_before_running(&name)?;
+        give_sandbox(&mut config, &approvals.session.sandbox()?).map_err(run_failure)?;
     }
     config.args = std::iter::once(name).chain(args.args).collect();
     config.stdin = Stdin::Inherit;
@@ -51,15 +52,14 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("the input is not JSON: {e}")));
     }
     let runtime = runtime(&args.sandbox.cache)?;
-    let (mut config, session) = config(&args.sandbox)?;
+    let (mut config, approvals) = config(&args.sandbox)?;
     let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
-    let outcome = match session {
+    let outcome = match approvals {
         None => runtime.call(&loaded, &config, &args.tool, &input),
-        Some(mut session) => {
-            let name = args.component.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-            let tool = format!("{name} {}", args.tool);
+        Some(mut approvals) => {
+            let tool = format!("{} {}", component_name(&args.component), args.tool);
             // A refused call runs again, with the new grants among its preopens.
-            let attempt = session.attempt(Some(&tool), |sandbox| {
+            let attempt = approvals.session.attempt(Some(&tool), |sandbox| {
                 CallAttempt(give_sandbox(&mut config, sandbox).and_then(|()| runtime.call(&loaded, &config, &args.tool, &input)))
             })?;
             attempt.0
@@ -120,6 +120,11 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
     Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4 }).map_err(run_failure)
 }
 
+/// The component's file name, as a command's argv[0] and in approval requests.
+fn component_name(component: &std::path::Path) -> String {
+    component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// One call under an approval session.
 struct CallAttempt(Result<CallOutcome, RunError>);
 
@@ -146,7 +151,7 @@ fn give_sandbox(config: &mut RunConfig, sandbox: &Sandbox) -> Result<(), RunErro
 }
 
 /// The policy (from a file or --dir flags) as an approval session, and the limits.
-fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<ApprovalSession>), Failure> {
+fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<Approvals>), Failure> {
     let policy = match (&args.policy, args.dirs.is_empty()) {
         (Some(file), _) => Some(warden_policy::load(file)?),
         (None, false) => {
@@ -157,9 +162,9 @@ fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<ApprovalSession>), Fa
     };
     let mut config = RunConfig::default();
     let mut limits = Limits::default();
-    let mut session = None;
+    let mut approvals = None;
     if let Some(policy) = &policy {
-        session = Some(crate::approve::session(policy, args.worker.as_deref(), &args.approvals)?);
+        approvals = Some(Approvals::open(policy, args.worker.as_deref(), &args.approvals)?);
         config.network = policy.network;
         config.env = policy.env.clone();
         limits = policy.limits;
@@ -167,7 +172,7 @@ fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<ApprovalSession>), Fa
     config.env.extend(env_flags(&args.env)?);
     config.deterministic = args.deterministic.then_some(args.seed);
     config.limits = RunLimits::resolve(limits.overridden_by(limit_flags(args)?), args.deterministic);
-    Ok((config, session))
+    Ok((config, approvals))
 }
 
 fn env_flags(flags: &[String]) -> Result<Vec<(String, String)>, Failure> {
