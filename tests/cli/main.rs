@@ -12,6 +12,7 @@ mod components;
 mod exec;
 mod pty;
 mod scaffold;
+mod workers;
 
 const POLICY: &str = "\
 version: 1

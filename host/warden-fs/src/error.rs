@@ -3,7 +3,8 @@
 use std::fmt;
 use std::io;
 
-use warden_policy::{DeriveError, PathError};
+pub use warden_policy::Access;
+use warden_policy::{DeriveError, PathError, PolicyError};
 
 /// A refusal by the sandbox. `Display` is the text shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +13,8 @@ pub enum Denial {
     OutsideSandbox { path: String, readable: String },
     /// Inside a readable area only.
     ReadOnly { path: String, writable: String },
+    /// Inside a writable area only (a derived folder named in `allow_write` alone).
+    WriteOnly { path: String, readable: String },
     /// The string is not a usable virtual path.
     InvalidPath { path: String, reason: PathError, readable: String },
     SuffixNotAllowed { path: String, suffix: String, allowed: String },
@@ -24,33 +27,17 @@ pub enum Denial {
     Declined { access: Access, path: String, allowed: String },
 }
 
-/// Reading or writing: what a mount grants and what an approval is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Access {
-    Read,
-    Write,
+fn verb(access: Access) -> &'static str {
+    match access {
+        Access::Read => "read",
+        Access::Write => "write to",
+    }
 }
 
-impl Access {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write",
-        }
-    }
-
-    fn verb(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write to",
-        }
-    }
-
-    fn allowed_label(self) -> &'static str {
-        match self {
-            Access::Read => "Readable paths",
-            Access::Write => "Writable paths",
-        }
+fn allowed_label(access: Access) -> &'static str {
+    match access {
+        Access::Read => "Readable paths",
+        Access::Write => "Writable paths",
     }
 }
 
@@ -62,6 +49,9 @@ impl fmt::Display for Denial {
             }
             Denial::ReadOnly { path, writable } => {
                 write!(f, "Cannot write to '{path}': path is read-only.\nWritable paths: {writable}")
+            }
+            Denial::WriteOnly { path, readable } => {
+                write!(f, "Cannot read '{path}': path is write-only.\nReadable paths: {readable}")
             }
             Denial::InvalidPath { path, reason, readable } => {
                 write!(f, "Cannot access '{path}': {reason}.\nReadable paths: {readable}")
@@ -78,14 +68,14 @@ impl fmt::Display for Denial {
             Denial::NeedsApproval { access, path, allowed } => write!(
                 f,
                 "Cannot {} '{path}': access needs the user's approval, which may be requested.\n{}: {allowed}",
-                access.verb(),
-                access.allowed_label()
+                verb(*access),
+                allowed_label(*access)
             ),
             Denial::Declined { access, path, allowed } => write!(
                 f,
                 "Cannot {} '{path}': the user declined access.\n{}: {allowed}",
-                access.verb(),
-                access.allowed_label()
+                verb(*access),
+                allowed_label(*access)
             ),
         }
     }
@@ -138,6 +128,9 @@ pub enum FsError {
     Unsupported { op: Op, path: String, why: &'static str },
     InvalidGlob { glob: String, why: String },
     Derive(DeriveError),
+    /// A policy's worker that cannot be derived on this host (e.g. an entry
+    /// that leads out through a symlink), reported as the policy's error.
+    Policy(PolicyError),
     UnknownWorker { name: String, known: Vec<String> },
     /// Any other I/O failure. The OS text carries no path.
     Io { op: Op, path: String, source: io::Error },
@@ -151,7 +144,13 @@ impl FsError {
 
     /// A mistake in the request's own arguments.
     pub fn is_usage(&self) -> bool {
-        matches!(self, FsError::InvalidGlob { .. } | FsError::UnknownWorker { .. } | FsError::Derive(DeriveError::InvalidEntry { .. } | DeriveError::ReadonlyWithWrites))
+        matches!(
+            self,
+            FsError::InvalidGlob { .. }
+                | FsError::UnknownWorker { .. }
+                | FsError::Policy(_)
+                | FsError::Derive(DeriveError::InvalidEntry { .. } | DeriveError::MissingEntry { .. } | DeriveError::ReadonlyWithWrites)
+        )
     }
 }
 
@@ -185,6 +184,7 @@ impl fmt::Display for FsError {
             FsError::Unsupported { op, path, why } => write!(f, "Cannot {op} '{path}': {why}."),
             FsError::InvalidGlob { glob, why } => write!(f, "Invalid glob '{glob}': {why}"),
             FsError::Derive(e) => e.fmt(f),
+            FsError::Policy(e) => e.fmt(f),
             FsError::UnknownWorker { name, known } => {
                 let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
                 write!(f, "unknown worker '{name}'; the policy defines: {known}")

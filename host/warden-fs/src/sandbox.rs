@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use warden_policy::{
-    list_paths, plan_derive, Area, DeriveRequest, Layout, Namespace, PathError, Policy, Rules, VPath,
+    list_paths, plan_derive, Area, DeriveRequest, EntryLookup, Layout, Namespace, PathError, Policy, Rules, VPath,
 };
 
 use crate::error::{Access, Denial, FsError, Op, Result};
@@ -89,19 +89,30 @@ impl Sandbox {
     /// The sandbox of `worker`, or of the program when `None`. An unknown
     /// worker is an error, never a fallback to the program's access.
     pub fn open_for(policy: &Policy, worker: Option<&str>) -> Result<Sandbox> {
-        let request = worker
-            .map(|name| {
-                policy.workers.get(name).map(|w| &w.request).ok_or_else(|| FsError::UnknownWorker {
-                    name: name.to_owned(),
-                    known: policy.workers.keys().cloned().collect(),
-                })
-            })
-            .transpose()?;
+        if let Some(name) = worker
+            && !policy.workers.contains_key(name)
+        {
+            return Err(FsError::UnknownWorker { name: name.to_owned(), known: policy.workers.keys().cloned().collect() });
+        }
         let program = Sandbox::open(policy)?;
-        match request {
-            Some(request) => program.derive(request),
+        match worker {
+            Some(name) => program.derive_worker(policy, name),
             None => Ok(program),
         }
+    }
+
+    /// The policy's worker `name`, derived from this (the program's) sandbox.
+    /// What only the host can tell (an entry that leads out through a symlink,
+    /// or does not exist) is reported as the policy's error, like the rest.
+    pub fn derive_worker(&self, policy: &Policy, name: &str) -> Result<Sandbox> {
+        let worker = policy.workers.get(name).ok_or_else(|| FsError::UnknownWorker {
+            name: name.to_owned(),
+            known: policy.workers.keys().cloned().collect(),
+        })?;
+        self.derive(&worker.request).map_err(|e| match e {
+            FsError::Derive(e) => FsError::Policy(policy.worker_error(name, &e)),
+            e => e,
+        })
     }
 
     /// The same namespace with other mounts, for the approval layer.
@@ -125,12 +136,15 @@ impl Sandbox {
     }
 
     fn areas(&self) -> Vec<Area> {
-        self.mounts.iter().map(|m| Area { path: m.path.clone(), writable: m.rules.writable }).collect()
+        self.mounts
+            .iter()
+            .map(|m| Area { path: m.path.clone(), readable: m.rules.readable, writable: m.rules.writable })
+            .collect()
     }
 
     /// Roots the sandbox can read, in policy order.
     pub fn readable_roots(&self) -> Vec<VPath> {
-        self.mounts.iter().map(|m| m.path.clone()).collect()
+        self.mounts.iter().filter(|m| m.rules.readable).map(|m| m.path.clone()).collect()
     }
 
     /// Roots the sandbox can write, in policy order.
@@ -139,7 +153,7 @@ impl Sandbox {
     }
 
     pub fn readable_list(&self) -> String {
-        list_paths(self.areas().iter())
+        list_paths(self.areas().iter().filter(|a| a.readable))
     }
 
     pub fn writable_list(&self) -> String {
@@ -158,7 +172,7 @@ impl Sandbox {
     pub(crate) fn mount_for(&self, path: &VPath, access: Access) -> Option<&OpenMount> {
         self.mounts
             .iter()
-            .filter(|m| path.starts_with(&m.path) && (access == Access::Read || m.rules.writable))
+            .filter(|m| path.starts_with(&m.path) && allows(&m.rules, access))
             .max_by_key(|m| m.path.as_str().len())
     }
 
@@ -176,6 +190,9 @@ impl Sandbox {
             None if access == Access::Write && self.mount_for(&vpath, Access::Read).is_some() => {
                 Err(Denial::ReadOnly { path: vpath.to_string(), writable: self.writable_list() }.into())
             }
+            None if access == Access::Read && self.mount_for(&vpath, Access::Write).is_some() => {
+                Err(Denial::WriteOnly { path: vpath.to_string(), readable: self.readable_list() }.into())
+            }
             None => Err(Denial::OutsideSandbox { path: vpath.to_string(), readable: self.readable_list() }.into()),
         }
     }
@@ -189,7 +206,7 @@ impl Sandbox {
         let mut names: Vec<String> = self
             .mounts
             .iter()
-            .filter(|m| m.path != *path)
+            .filter(|m| m.rules.readable && m.path != *path)
             .filter_map(|m| m.path.strip_prefix(path))
             .filter_map(|rest| rest.split('/').next().map(str::to_owned))
             .collect();
@@ -253,19 +270,15 @@ impl Sandbox {
     }
 
     /// A child sandbox holding narrower handles, opened from this sandbox's own.
+    /// The rules are `warden_policy::plan_derive`'s; each entry is looked up
+    /// through the handle that serves its access, before any entry is merged
+    /// into another, so that an entry leading out is refused wherever it stands.
     pub fn derive(&self, request: &DeriveRequest) -> Result<Sandbox> {
-        let to_folder = |p: &VPath| {
-            let is_file = self
-                .locate_vpath(p.clone(), Access::Read)
-                .ok()
-                .and_then(|t| t.mount.dir.metadata(t.rel_or_dot()).ok())
-                .is_some_and(|m| !m.is_dir());
-            if is_file { p.parent() } else { p.clone() }
-        };
-        let planned = plan_derive(&self.areas(), self.namespace(), request, to_folder).map_err(FsError::Derive)?;
+        let lookup = |path: &VPath, access| self.lookup_entry(path, access);
+        let planned = plan_derive(&self.areas(), self.namespace(), request, lookup).map_err(FsError::Derive)?;
         let mut mounts = Vec::with_capacity(planned.len());
         for area in planned {
-            let access = if area.writable { Access::Write } else { Access::Read };
+            let access = if area.readable { Access::Read } else { Access::Write };
             let target = self.locate_vpath(area.path.clone(), access)?;
             let dir = if target.is_mount_root() {
                 target.mount.dir.try_clone()
@@ -273,7 +286,7 @@ impl Sandbox {
                 target.mount.dir.open_dir(&target.rel)
             }
             .map_err(|e| io_error(Op::Derive, &target, e, self))?;
-            let rules = Rules { writable: area.writable, ..target.mount.rules.clone() };
+            let rules = Rules { readable: area.readable, writable: area.writable, ..target.mount.rules.clone() };
             let host_root = match target.is_mount_root() {
                 true => target.mount.host_root.clone(),
                 false => target.mount.host_root.join(&target.rel),
@@ -281,6 +294,18 @@ impl Sandbox {
             mounts.push(OpenMount { host_root, path: area.path, rules, dir });
         }
         Ok(Sandbox { layout: self.layout, mount_names: self.mount_names.clone(), mounts })
+    }
+
+    /// What a derive entry is, seen through the handle that serves `access` there.
+    fn lookup_entry(&self, path: &VPath, access: Access) -> EntryLookup {
+        let Ok(target) = self.locate_vpath(path.clone(), access) else { return EntryLookup::LeadsOut };
+        match target.mount.dir.metadata(target.rel_or_dot()) {
+            Ok(meta) if meta.is_dir() => EntryLookup::Grants(path.clone()),
+            Ok(_) => EntryLookup::Grants(path.parent()),
+            // cap-std's word for a path that would leave the handle.
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && e.raw_os_error().is_none() => EntryLookup::LeadsOut,
+            Err(_) => EntryLookup::Missing,
+        }
     }
 
     /// Follows symlinks in the last component, inside the mount, checking the
@@ -291,6 +316,13 @@ impl Sandbox {
             Ok(Followed::Refused { name }) => Err(self.check_name(target, &name).unwrap_err().into()),
             Err(e) => Err(io_error(op, target, e, self)),
         }
+    }
+}
+
+fn allows(rules: &Rules, access: Access) -> bool {
+    match access {
+        Access::Read => rules.readable,
+        Access::Write => rules.writable,
     }
 }
 

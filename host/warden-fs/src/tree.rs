@@ -58,6 +58,10 @@ impl Sandbox {
             }
             dst
         };
+        // A file the sandbox may not read must not move to where it can.
+        if self.mount_for(&src.vpath, Access::Read).is_none() && self.mount_for(&dst.vpath, Access::Read).is_some() {
+            return Err(Denial::WriteOnly { path: src.display(), readable: self.readable_list() }.into());
+        }
         self.prepare_destination(&dst, Op::Move)?;
         match src.mount.dir.rename(&src.rel, &dst.mount.dir, &dst.rel) {
             Err(e) if e.kind() == io::ErrorKind::CrossesDevices && !meta.is_dir() => {

@@ -1,29 +1,71 @@
 //! Deriving a child's access from its parent's: the one place this rule lives.
 //!
-//! Pure and lexical: the filesystem crate maps file entries to their folders
-//! before calling [`plan_derive`], then opens handles for the planned areas.
+//! The rules, those of the hierarchical-sandbox design the policy language follows:
+//! - Nothing given: the child sees nothing. `inherit: true` alone: the parent's
+//!   access, without its writes when `readonly: true`.
+//! - `allow_write` alone: read and write there (`allow_read` defaults to it).
+//! - `allow_read` alone: read there, write nowhere.
+//! - Both: read where `allow_read` says and write where `allow_write` says, so a
+//!   folder named only in `allow_write` is write-only.
+//! - Every entry must lie inside the parent's access of its kind, so with a list
+//!   given `inherit` changes nothing: parent ∩ list is the list.
+//!
+//! Lexical here; the caller looks each entry up on the host (through the parent's
+//! handles) with the `lookup` it passes to [`plan_derive`].
 
 use std::fmt;
 
 use crate::vpath::{Namespace, PathError, VPath};
 
-/// A part of the virtual namespace a sandbox may read, and maybe write.
+/// Reading or writing: what an area grants and what a request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// A part of the virtual namespace and what a sandbox may do there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Area {
     pub path: VPath,
+    pub readable: bool,
     pub writable: bool,
 }
 
-/// What a child asks of its parent, as in the hierarchical-sandbox design.
+impl Area {
+    pub fn allows(&self, access: Access) -> bool {
+        match access {
+            Access::Read => self.readable,
+            Access::Write => self.writable,
+        }
+    }
+
+    /// Whether `path` lies in this area and the area allows `access`.
+    pub fn grants(&self, path: &VPath, access: Access) -> bool {
+        self.allows(access) && path.starts_with(&self.path)
+    }
+}
+
+/// What a child asks of its parent. `None` for a list means it was not given,
+/// which is not the same as an empty list (see the module's rules).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeriveRequest {
     /// Folders (or files, meaning their folder) the child may read.
-    pub allow_read: Vec<String>,
-    /// Folders (or files, meaning their folder) the child may read and write.
-    pub allow_write: Vec<String>,
-    /// `Some(true)` drops every write; `Some(false)` insists on writes.
+    pub allow_read: Option<Vec<String>>,
+    /// Folders (or files, meaning their folder) the child may write.
+    pub allow_write: Option<Vec<String>>,
+    /// `Some(true)` drops every write; `Some(false)` insists that the parent can write.
     pub readonly: Option<bool>,
-    /// Start from the parent's whole access instead of nothing.
+    /// With no list given, start from the parent's whole access instead of nothing.
     pub inherit: bool,
 }
 
@@ -41,6 +83,16 @@ impl fmt::Display for EntryList {
             EntryList::AllowWrite => "allow_write",
         })
     }
+}
+
+/// What the host found when it looked an entry up through the parent's handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryLookup {
+    /// The folder the entry grants: the entry itself, or a file's folder.
+    Grants(VPath),
+    /// Following the entry (a symlink on the way) leaves the parent's area.
+    LeadsOut,
+    Missing,
 }
 
 /// A child asked for more than its parent holds.
@@ -78,6 +130,11 @@ pub enum DeriveError {
         input: String,
         reason: PathError,
     },
+    MissingEntry {
+        list: EntryList,
+        index: usize,
+        path: VPath,
+    },
     ReadonlyWithWrites,
 }
 
@@ -86,7 +143,8 @@ impl DeriveError {
     pub fn field(&self) -> String {
         match self {
             DeriveError::Escalation { list: Some((list, i)), .. }
-            | DeriveError::InvalidEntry { list, index: i, .. } => format!("{list}[{i}]"),
+            | DeriveError::InvalidEntry { list, index: i, .. }
+            | DeriveError::MissingEntry { list, index: i, .. } => format!("{list}[{i}]"),
             DeriveError::Escalation { list: None, .. } | DeriveError::ReadonlyWithWrites => {
                 "readonly".to_owned()
             }
@@ -101,6 +159,11 @@ impl fmt::Display for DeriveError {
             DeriveError::InvalidEntry { input, reason, .. } => {
                 write!(f, "'{}' is not a valid sandbox path: {reason}", input.escape_debug())
             }
+            DeriveError::MissingEntry { path, .. } => write!(
+                f,
+                "'{path}' does not exist or cannot be opened; every allow_read and allow_write entry must name an existing \
+                 folder or file when the sandbox is derived (create it first)"
+            ),
             DeriveError::ReadonlyWithWrites => {
                 f.write_str("readonly: true contradicts a non-empty allow_write; drop one of them")
             }
@@ -110,18 +173,19 @@ impl fmt::Display for DeriveError {
 
 impl std::error::Error for DeriveError {}
 
-/// Parses the request's entries; `to_folder` maps an entry naming a file to its folder.
+/// The child's areas. `lookup` tells what an entry is on the host, looked up
+/// through the parent's handles that allow the access asked for.
 pub fn plan_derive(
     parent: &[Area],
     namespace: Namespace<'_>,
     request: &DeriveRequest,
-    mut to_folder: impl FnMut(&VPath) -> VPath,
+    mut lookup: impl FnMut(&VPath, Access) -> EntryLookup,
 ) -> Result<Vec<Area>, DeriveError> {
-    if request.readonly == Some(true) && !request.allow_write.is_empty() {
+    let drop_writes = request.readonly == Some(true);
+    if drop_writes && request.allow_write.as_ref().is_some_and(|w| !w.is_empty()) {
         return Err(DeriveError::ReadonlyWithWrites);
     }
-    let writable_roots = list_paths(parent.iter().filter(|a| a.writable));
-    if request.readonly == Some(false) && writable_roots == "none" {
+    if request.readonly == Some(false) && !parent.iter().any(|a| a.writable) {
         return Err(DeriveError::Escalation {
             list: None,
             error: SandboxPermissionEscalationError {
@@ -131,65 +195,117 @@ pub fn plan_derive(
             },
         });
     }
-
-    let mut areas: Vec<Area> = Vec::new();
-    if request.inherit {
-        let drop_writes = request.readonly == Some(true);
-        areas.extend(parent.iter().map(|a| Area {
-            path: a.path.clone(),
-            writable: a.writable && !drop_writes,
-        }));
-    }
-    for (list, entries, writable) in [
-        (EntryList::AllowWrite, &request.allow_write, true),
-        (EntryList::AllowRead, &request.allow_read, false),
-    ] {
-        for (index, input) in entries.iter().enumerate() {
-            let path = VPath::parse(input, namespace).map_err(|reason| DeriveError::InvalidEntry {
-                list,
-                index,
-                input: input.clone(),
-                reason,
-            })?;
-            let path = to_folder(&path);
-            let granted = parent
-                .iter()
-                .any(|a| path.starts_with(&a.path) && (a.writable || !writable));
-            if !granted {
-                return Err(DeriveError::Escalation {
-                    list: Some((list, index)),
-                    error: escalation(parent, &path, writable, &writable_roots),
-                });
-            }
-            areas.push(Area { path, writable });
+    let mut entries = |list: EntryList, inputs: &[String], access: Access| {
+        inputs
+            .iter()
+            .enumerate()
+            .map(|(index, input)| entry(parent, namespace, &mut lookup, (list, index), input, access))
+            .collect::<Result<Vec<VPath>, DeriveError>>()
+    };
+    let (reads, writes) = match (&request.allow_read, &request.allow_write) {
+        (None, None) if request.inherit => {
+            let paths = |access| parent.iter().filter(|a| a.allows(access)).map(|a| a.path.clone()).collect();
+            let writes = if drop_writes { Vec::new() } else { paths(Access::Write) };
+            (paths(Access::Read), writes)
         }
-    }
-    Ok(prune_covered(areas))
+        (None, None) => (Vec::new(), Vec::new()),
+        (None, Some(w)) => {
+            let writes = entries(EntryList::AllowWrite, w, Access::Write)?;
+            (entries(EntryList::AllowWrite, w, Access::Read)?, writes)
+        }
+        (Some(r), None) => (entries(EntryList::AllowRead, r, Access::Read)?, Vec::new()),
+        (Some(r), Some(w)) => {
+            let writes = entries(EntryList::AllowWrite, w, Access::Write)?;
+            (entries(EntryList::AllowRead, r, Access::Read)?, writes)
+        }
+    };
+    Ok(areas_of(&reads, &writes))
 }
 
-fn escalation(parent: &[Area], path: &VPath, write: bool, writable_roots: &str) -> SandboxPermissionEscalationError {
-    let readable = parent.iter().any(|a| path.starts_with(&a.path));
-    if write {
-        let alternative = match (writable_roots, readable) {
-            ("none", true) => format!("Request read access instead: allow_read: [{path}]."),
-            ("none", false) => "The parent sandbox is read-only: request read access with allow_read.".to_owned(),
-            (_, true) => format!(
-                "Request write access inside {writable_roots}, or read access with allow_read: [{path}]."
-            ),
-            (_, false) => format!("Request write access inside {writable_roots}."),
-        };
-        SandboxPermissionEscalationError {
-            request: format!("write access to '{path}'"),
-            parent_boundary: format!("the parent sandbox can write only to: {writable_roots}"),
-            alternative,
+/// One entry: parsed, inside the parent's access, and looked up on the host.
+fn entry(
+    parent: &[Area],
+    namespace: Namespace<'_>,
+    lookup: &mut impl FnMut(&VPath, Access) -> EntryLookup,
+    (list, index): (EntryList, usize),
+    input: &str,
+    access: Access,
+) -> Result<VPath, DeriveError> {
+    let path = VPath::parse(input, namespace).map_err(|reason| DeriveError::InvalidEntry {
+        list,
+        index,
+        input: input.to_owned(),
+        reason,
+    })?;
+    let escalation = |error| DeriveError::Escalation { list: Some((list, index)), error };
+    if !parent.iter().any(|a| a.grants(&path, access)) {
+        return Err(escalation(beyond_parent(parent, &path, access)));
+    }
+    match lookup(&path, access) {
+        EntryLookup::Grants(folder) => Ok(folder),
+        EntryLookup::LeadsOut => Err(escalation(leads_out(parent, &path, access))),
+        EntryLookup::Missing => Err(DeriveError::MissingEntry { list, index, path }),
+    }
+}
+
+/// One area per folder named, with the rights every entry above it gives;
+/// a folder whose rights an enclosing one already gives is left out.
+fn areas_of(reads: &[VPath], writes: &[VPath]) -> Vec<Area> {
+    let under = |path: &VPath, list: &[VPath]| list.iter().any(|p| path.starts_with(p));
+    let mut areas: Vec<Area> = Vec::new();
+    for path in reads.iter().chain(writes) {
+        if !areas.iter().any(|a| a.path == *path) {
+            areas.push(Area { path: path.clone(), readable: under(path, reads), writable: under(path, writes) });
         }
-    } else {
-        let readable_roots = list_paths(parent.iter());
-        SandboxPermissionEscalationError {
+    }
+    let redundant = |area: &Area| {
+        areas.iter().any(|outer| {
+            outer.path != area.path
+                && area.path.starts_with(&outer.path)
+                && (outer.readable, outer.writable) == (area.readable, area.writable)
+        })
+    };
+    areas.iter().filter(|a| !redundant(a)).cloned().collect()
+}
+
+fn beyond_parent(parent: &[Area], path: &VPath, access: Access) -> SandboxPermissionEscalationError {
+    let writable_roots = list_paths(parent.iter().filter(|a| a.writable));
+    let readable_roots = list_paths(parent.iter().filter(|a| a.readable));
+    match access {
+        Access::Write => {
+            let readable = parent.iter().any(|a| a.grants(path, Access::Read));
+            let alternative = match (writable_roots.as_str(), readable) {
+                ("none", true) => format!("Request read access instead: allow_read: [{path}]."),
+                ("none", false) => "The parent sandbox is read-only: request read access with allow_read.".to_owned(),
+                (_, true) => format!(
+                    "Request write access inside {writable_roots}, or read access with allow_read: [{path}]."
+                ),
+                (_, false) => format!("Request write access inside {writable_roots}."),
+            };
+            SandboxPermissionEscalationError {
+                request: format!("write access to '{path}'"),
+                parent_boundary: format!("the parent sandbox can write only to: {writable_roots}"),
+                alternative,
+            }
+        }
+        Access::Read => SandboxPermissionEscalationError {
             request: format!("read access to '{path}'"),
             parent_boundary: format!("the parent sandbox can read only: {readable_roots}"),
-            alternative: format!("Request a path inside {readable_roots}."),
-        }
+            alternative: if readable_roots == "none" {
+                "The parent sandbox can read nothing: request no reads.".to_owned()
+            } else {
+                format!("Request a path inside {readable_roots}.")
+            },
+        },
+    }
+}
+
+fn leads_out(parent: &[Area], path: &VPath, access: Access) -> SandboxPermissionEscalationError {
+    let roots = list_paths(parent.iter().filter(|a| a.allows(access)));
+    SandboxPermissionEscalationError {
+        request: format!("{} access to '{path}'", access.as_str()),
+        parent_boundary: "it leads out of the parent sandbox through a symbolic link".to_owned(),
+        alternative: format!("Request a folder that lies inside {roots} itself."),
     }
 }
 
@@ -203,22 +319,6 @@ pub fn list_paths<'a>(areas: impl Iterator<Item = &'a Area>) -> String {
     }
 }
 
-/// Drops areas that another area already grants, keeping order otherwise.
-fn prune_covered(areas: Vec<Area>) -> Vec<Area> {
-    let mut kept: Vec<Area> = Vec::new();
-    for (i, area) in areas.iter().enumerate() {
-        let covered = areas.iter().enumerate().any(|(j, other)| {
-            let grants = area.path.starts_with(&other.path) && (other.writable || !area.writable);
-            let identical = other == area;
-            grants && (!identical || j < i)
-        });
-        if !covered {
-            kept.push(area.clone());
-        }
-    }
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,21 +327,37 @@ mod tests {
         vec!["portfolio".into(), "pipeline".into()]
     }
 
-    fn area(path: &str, writable: bool) -> Area {
-        Area { path: VPath::parse(path, Namespace::Root).unwrap(), writable }
+    fn p(path: &str) -> VPath {
+        VPath::parse(path, Namespace::Root).unwrap()
+    }
+
+    fn rw(path: &str) -> Area {
+        Area { path: p(path), readable: true, writable: true }
+    }
+
+    fn ro(path: &str) -> Area {
+        Area { path: p(path), readable: true, writable: false }
+    }
+
+    fn wo(path: &str) -> Area {
+        Area { path: p(path), readable: false, writable: true }
     }
 
     fn parent() -> Vec<Area> {
-        vec![area("/portfolio", true), area("/pipeline", false)]
+        vec![rw("/portfolio"), ro("/pipeline")]
+    }
+
+    fn plan_in(parent: &[Area], request: DeriveRequest) -> Result<Vec<Area>, DeriveError> {
+        let names = names();
+        plan_derive(parent, Namespace::Named(&names), &request, |p, _| EntryLookup::Grants(p.clone()))
     }
 
     fn plan(request: DeriveRequest) -> Result<Vec<Area>, DeriveError> {
-        let names = names();
-        plan_derive(&parent(), Namespace::Named(&names), &request, |p| p.clone())
+        plan_in(&parent(), request)
     }
 
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn list(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
     }
 
     #[test]
@@ -251,18 +367,18 @@ mod tests {
 
     #[test]
     fn allow_read_alone_gives_no_writes() {
-        let got = plan(DeriveRequest { allow_read: strings(&["/portfolio/reports"]), ..Default::default() });
-        assert_eq!(got.unwrap(), vec![area("/portfolio/reports", false)]);
+        let got = plan(DeriveRequest { allow_read: list(&["/portfolio/reports"]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![ro("/portfolio/reports")]);
     }
 
     #[test]
-    fn allow_write_implies_read() {
-        let got = plan(DeriveRequest { allow_write: strings(&["portfolio:drafts"]), ..Default::default() });
-        assert_eq!(got.unwrap(), vec![area("/portfolio/drafts", true)]);
+    fn allow_write_alone_implies_read() {
+        let got = plan(DeriveRequest { allow_write: list(&["portfolio:drafts"]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![rw("/portfolio/drafts")]);
     }
 
     #[test]
-    fn inherit_starts_from_the_parent() {
+    fn inherit_alone_starts_from_the_parent() {
         let got = plan(DeriveRequest { inherit: true, ..Default::default() });
         assert_eq!(got.unwrap(), parent());
     }
@@ -270,23 +386,68 @@ mod tests {
     #[test]
     fn inherit_readonly_drops_every_write() {
         let got = plan(DeriveRequest { inherit: true, readonly: Some(true), ..Default::default() });
-        assert_eq!(got.unwrap(), vec![area("/portfolio", false), area("/pipeline", false)]);
+        assert_eq!(got.unwrap(), vec![ro("/portfolio"), ro("/pipeline")]);
     }
 
     #[test]
-    fn covered_entries_are_pruned() {
+    fn inherit_with_allow_write_is_narrowed_to_the_list() {
+        let got = plan(DeriveRequest { inherit: true, allow_write: list(&["/portfolio/drafts"]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![rw("/portfolio/drafts")]);
+    }
+
+    #[test]
+    fn inherit_with_allow_read_is_narrowed_to_the_list_without_writes() {
+        let got = plan(DeriveRequest { inherit: true, allow_read: list(&["/pipeline"]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![ro("/pipeline")]);
+    }
+
+    #[test]
+    fn inherit_with_an_empty_list_gives_nothing() {
+        let got = plan(DeriveRequest { inherit: true, allow_read: Some(vec![]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![]);
+    }
+
+    #[test]
+    fn both_lists_read_only_where_allow_read_says() {
         let got = plan(DeriveRequest {
-            inherit: true,
-            allow_write: strings(&["/portfolio/drafts"]),
-            allow_read: strings(&["/pipeline/x", "/pipeline/x"]),
+            allow_read: list(&["/portfolio/reports"]),
+            allow_write: list(&["/portfolio/drafts"]),
             ..Default::default()
         });
-        assert_eq!(got.unwrap(), parent());
+        assert_eq!(got.unwrap(), vec![ro("/portfolio/reports"), wo("/portfolio/drafts")]);
+    }
+
+    #[test]
+    fn a_folder_gets_the_rights_of_every_entry_above_it() {
+        let got = plan(DeriveRequest {
+            allow_read: list(&["/portfolio"]),
+            allow_write: list(&["/portfolio/drafts", "/portfolio/drafts/x", "/portfolio/drafts"]),
+            ..Default::default()
+        });
+        assert_eq!(got.unwrap(), vec![ro("/portfolio"), rw("/portfolio/drafts")]);
+    }
+
+    #[test]
+    fn a_read_entry_inside_a_write_only_parent_area_is_an_escalation() {
+        let parent = vec![ro("/portfolio/reports"), wo("/portfolio/drafts")];
+        let err = plan_in(&parent, DeriveRequest { allow_write: list(&["/portfolio/drafts/a"]), ..Default::default() })
+            .unwrap_err();
+        assert_eq!(err.field(), "allow_write[0]");
+        assert_eq!(
+            err.to_string(),
+            "SandboxPermissionEscalationError: cannot grant read access to '/portfolio/drafts/a': the parent \
+             sandbox can read only: /portfolio/reports. Request a path inside /portfolio/reports."
+        );
+        let got = plan_in(
+            &parent,
+            DeriveRequest { allow_read: Some(vec![]), allow_write: list(&["/portfolio/drafts/a"]), ..Default::default() },
+        );
+        assert_eq!(got.unwrap(), vec![wo("/portfolio/drafts/a")]);
     }
 
     #[test]
     fn write_to_a_read_only_mount_is_an_escalation() {
-        let err = plan(DeriveRequest { allow_write: strings(&["/pipeline"]), ..Default::default() }).unwrap_err();
+        let err = plan(DeriveRequest { allow_write: list(&["/pipeline"]), ..Default::default() }).unwrap_err();
         assert_eq!(err.field(), "allow_write[0]");
         assert_eq!(
             err.to_string(),
@@ -298,7 +459,7 @@ mod tests {
 
     #[test]
     fn read_outside_the_parent_is_an_escalation() {
-        let err = plan(DeriveRequest { allow_read: strings(&["/etc"]), ..Default::default() }).unwrap_err();
+        let err = plan(DeriveRequest { allow_read: list(&["/etc"]), ..Default::default() }).unwrap_err();
         assert_eq!(
             err.to_string(),
             "SandboxPermissionEscalationError: cannot grant read access to '/etc': the parent sandbox \
@@ -308,10 +469,8 @@ mod tests {
 
     #[test]
     fn readonly_false_on_a_read_only_parent_is_an_escalation() {
-        let names = names();
-        let ro_parent = vec![area("/pipeline", false)];
         let request = DeriveRequest { readonly: Some(false), inherit: true, ..Default::default() };
-        let err = plan_derive(&ro_parent, Namespace::Named(&names), &request, |p| p.clone()).unwrap_err();
+        let err = plan_in(&[ro("/pipeline")], request).unwrap_err();
         assert_eq!(err.field(), "readonly");
         assert_eq!(
             err.to_string(),
@@ -322,24 +481,59 @@ mod tests {
 
     #[test]
     fn readonly_with_writes_is_contradictory() {
-        let request = DeriveRequest { readonly: Some(true), allow_write: strings(&["/portfolio"]), ..Default::default() };
+        let request = DeriveRequest { readonly: Some(true), allow_write: list(&["/portfolio"]), ..Default::default() };
         assert_eq!(plan(request).unwrap_err(), DeriveError::ReadonlyWithWrites);
+        let request = DeriveRequest { readonly: Some(true), allow_write: Some(vec![]), ..Default::default() };
+        assert_eq!(plan(request).unwrap(), vec![]);
     }
 
     #[test]
-    fn entries_are_mapped_to_their_folder() {
+    fn entries_are_what_the_lookup_says() {
         let names = names();
-        let request = DeriveRequest { allow_read: strings(&["/portfolio/a/x.md"]), ..Default::default() };
-        let got = plan_derive(&parent(), Namespace::Named(&names), &request, |p| p.parent()).unwrap();
-        assert_eq!(got, vec![area("/portfolio/a", false)]);
+        let request = DeriveRequest { allow_read: list(&["/portfolio/a/x.md"]), ..Default::default() };
+        let got = plan_derive(&parent(), Namespace::Named(&names), &request, |p, _| EntryLookup::Grants(p.parent()));
+        assert_eq!(got.unwrap(), vec![ro("/portfolio/a")]);
+    }
+
+    #[test]
+    fn an_entry_leading_out_is_an_escalation_even_when_another_entry_covers_it() {
+        let names = names();
+        let request = DeriveRequest { allow_read: list(&["/portfolio", "/portfolio/out.md"]), ..Default::default() };
+        let lookup = |p: &VPath, _| match p.as_str() {
+            "/portfolio/out.md" => EntryLookup::LeadsOut,
+            _ => EntryLookup::Grants(p.clone()),
+        };
+        let err = plan_derive(&parent(), Namespace::Named(&names), &request, lookup).unwrap_err();
+        assert_eq!(err.field(), "allow_read[1]");
+        assert_eq!(
+            err.to_string(),
+            "SandboxPermissionEscalationError: cannot grant read access to '/portfolio/out.md': it leads out \
+             of the parent sandbox through a symbolic link. Request a folder that lies inside /portfolio, \
+             /pipeline itself."
+        );
+    }
+
+    #[test]
+    fn a_missing_entry_names_its_field() {
+        let names = names();
+        let request = DeriveRequest { allow_write: list(&["/portfolio/new"]), ..Default::default() };
+        let err = plan_derive(&parent(), Namespace::Named(&names), &request, |_, _| EntryLookup::Missing).unwrap_err();
+        assert_eq!(err.field(), "allow_write[0]");
+        assert!(err.to_string().starts_with("'/portfolio/new' does not exist or cannot be opened;"), "{err}");
+    }
+
+    #[test]
+    fn entries_lose_surrounding_whitespace() {
+        let got = plan(DeriveRequest { allow_read: list(&[" /portfolio/reports \n"]), ..Default::default() });
+        assert_eq!(got.unwrap(), vec![ro("/portfolio/reports")]);
     }
 
     #[test]
     fn invalid_entry_names_its_field() {
-        let err = plan(DeriveRequest { allow_read: strings(&["ok", "~/x"]), ..Default::default() });
+        let err = plan(DeriveRequest { allow_read: list(&["ok", "~/x"]), ..Default::default() });
         let err = err.unwrap_err();
         assert!(matches!(err, DeriveError::Escalation { .. }), "{err:?}");
-        let err = plan(DeriveRequest { allow_read: strings(&["~/x"]), ..Default::default() }).unwrap_err();
+        let err = plan(DeriveRequest { allow_read: list(&["~/x"]), ..Default::default() }).unwrap_err();
         assert_eq!(err.field(), "allow_read[0]");
         assert_eq!(err.to_string(), "'~/x' is not a valid sandbox path: '~' paths are not available in this sandbox");
     }

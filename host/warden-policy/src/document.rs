@@ -151,15 +151,18 @@ pub enum ShellRead {
 #[serde(deny_unknown_fields)]
 pub struct WorkerSpec {
     /// Virtual folders (or files, meaning their folder) the worker may read.
+    /// Given without `allow_write`: no writes.
     #[serde(default)]
-    pub allow_read: Vec<String>,
-    /// Virtual folders (or files, meaning their folder) the worker may read and write.
+    pub allow_read: Option<Vec<String>>,
+    /// Virtual folders (or files, meaning their folder) the worker may write;
+    /// also readable unless `allow_read` is given, which then alone says what is readable.
     #[serde(default)]
-    pub allow_write: Vec<String>,
-    /// `true` drops every write; `false` insists on write access.
+    pub allow_write: Option<Vec<String>>,
+    /// `true` drops every write; `false` insists that the program can write.
     #[serde(default)]
     pub readonly: Option<bool>,
-    /// Start from the program's whole access.
+    /// With neither list given, the program's whole access (else nothing).
+    /// With a list, the list alone decides, since it lies inside the program's access.
     #[serde(default)]
     pub inherit: bool,
     /// Folders this worker may be granted during a session: `true` for the program's

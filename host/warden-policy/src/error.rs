@@ -24,6 +24,12 @@ impl PolicyError {
         self
     }
 
+    pub(crate) fn for_worker(file: &std::path::Path, name: &str, location: Option<(u64, u64)>, error: &crate::DeriveError) -> Self {
+        let mut e = PolicyError::new(file, error.to_string()).field(format!("workers.{name}.{}", error.field()));
+        e.location = location;
+        e
+    }
+
     pub(crate) fn field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
         self

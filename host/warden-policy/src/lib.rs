@@ -18,7 +18,7 @@ mod vpath;
 use std::path::Path;
 
 pub use derive::{
-    list_paths, plan_derive, Area, DeriveError, DeriveRequest, EntryList,
+    list_paths, plan_derive, Access, Area, DeriveError, DeriveRequest, EntryList, EntryLookup,
     SandboxPermissionEscalationError,
 };
 pub use dir_flags::{policy_from_dir_flags, DirFlag};

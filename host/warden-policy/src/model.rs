@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
-use crate::derive::{Area, DeriveRequest};
+use crate::derive::{Area, DeriveError, DeriveRequest};
 use crate::dynamic::Dynamic;
+use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::vpath::{Namespace, VPath};
 
@@ -49,14 +50,23 @@ pub struct Mount {
 }
 
 /// Per-mount rules. `Rules::default()` is read-only with no other limit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
+    /// Only a derived area can be unreadable: one named in `allow_write` alone
+    /// when `allow_read` is given too.
+    pub readable: bool,
     pub writable: bool,
     /// Allowed suffixes, compared without regard to ASCII case; `None` allows all.
     pub suffixes: Option<Vec<String>>,
     pub max_file_bytes: Option<u64>,
     pub read_approval: bool,
     pub write_approval: bool,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules { readable: true, writable: false, suffixes: None, max_file_bytes: None, read_approval: false, write_approval: false }
+    }
 }
 
 impl Rules {
@@ -107,6 +117,8 @@ pub struct Worker {
     pub request: DeriveRequest,
     /// The worker's own ceiling, never wider than the program's.
     pub dynamic: Option<Dynamic>,
+    /// Where the worker is defined in the policy file (1-based line and column).
+    pub location: Option<(u64, u64)>,
 }
 
 impl Policy {
@@ -126,8 +138,15 @@ impl Policy {
     pub fn areas(&self) -> Vec<Area> {
         self.mounts
             .iter()
-            .map(|m| Area { path: m.path.clone(), writable: m.rules.writable })
+            .map(|m| Area { path: m.path.clone(), readable: m.rules.readable, writable: m.rules.writable })
             .collect()
+    }
+
+    /// A worker that cannot be derived, reported as the policy's error at the
+    /// worker's place, whether policy validation or the host found it.
+    pub fn worker_error(&self, name: &str, error: &DeriveError) -> PolicyError {
+        let location = self.workers.get(name).and_then(|w| w.location);
+        PolicyError::for_worker(&self.file, name, location, error)
     }
 
     /// Runs `f` with the namespace this policy's paths are parsed in.

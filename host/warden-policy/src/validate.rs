@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
-use crate::derive::{plan_derive, DeriveRequest};
+use crate::derive::{plan_derive, DeriveRequest, EntryLookup};
 use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, WorkerSpec};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
@@ -187,6 +187,7 @@ fn mount(
         },
         host_root,
         rules: Rules {
+            readable: true,
             writable,
             suffixes: s.suffixes.clone(),
             max_file_bytes: s.max_file_bytes,
@@ -273,12 +274,11 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
         readonly: s.readonly,
         inherit: s.inherit,
     };
+    let location = (spec.referenced.line() > 0).then(|| (spec.referenced.line(), spec.referenced.column()));
+    let worker = Worker { name: name.to_owned(), request, dynamic, location };
+    // Lexical here; the filesystem crate looks the entries up on the host when it derives.
     policy
-        .with_namespace(|ns| plan_derive(&policy.areas(), ns, &request, |p| p.clone()))
-        .map_err(|e| {
-            PolicyError::new(&policy.file, e.to_string())
-                .field(format!("workers.{name}.{}", e.field()))
-                .at(&spec.referenced)
-        })?;
-    Ok(Worker { name: name.to_owned(), request, dynamic })
+        .with_namespace(|ns| plan_derive(&policy.areas(), ns, &worker.request, |p, _| EntryLookup::Grants(p.clone())))
+        .map_err(|e| PolicyError::for_worker(&policy.file, name, location, &e))?;
+    Ok(worker)
 }

@@ -55,6 +55,9 @@ impl VPath {
     }
 
     /// Parses what a caller typed, in the forms the namespace accepts.
+    /// Whitespace around the whole path is dropped: a model's output often
+    /// carries a stray space or newline, and a name that really ends in one
+    /// cannot be told apart from it.
     pub fn parse(input: &str, namespace: Namespace<'_>) -> Result<VPath, PathError> {
         if input.contains('\0') {
             return Err(PathError::NulByte);
@@ -62,7 +65,8 @@ impl VPath {
         if input.len() > MAX_PATH_BYTES {
             return Err(PathError::TooLong(input.len()));
         }
-        if input.trim().is_empty() {
+        let input = input.trim();
+        if input.is_empty() {
             return Err(PathError::Empty);
         }
         if input.starts_with('~') {
@@ -228,6 +232,16 @@ mod tests {
         assert_eq!(named("/portfolio/../../etc/passwd"), Err(PathError::AboveRoot));
         assert_eq!(root(".."), Err(PathError::AboveRoot));
         assert_eq!(root("a/../../b"), Err(PathError::AboveRoot));
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_dropped() {
+        assert_eq!(named("/portfolio/a.md ").unwrap(), "/portfolio/a.md");
+        assert_eq!(named(" /portfolio/a.md").unwrap(), "/portfolio/a.md");
+        assert_eq!(named("\t portfolio:a.md\r\n").unwrap(), "/portfolio/a.md");
+        assert_eq!(named("/portfolio/a b.md").unwrap(), "/portfolio/a b.md");
+        assert_eq!(root(" ~/.ssh"), Err(PathError::HomeRelative));
+        assert_eq!(root(" \n "), Err(PathError::Empty));
     }
 
     #[test]

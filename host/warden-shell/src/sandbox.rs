@@ -49,6 +49,13 @@ impl ShellSandbox {
                 m.path
             )));
         }
+        if let Some(m) = fs.mounts().iter().find(|m| !m.rules.readable) {
+            return Err(ShellError::Policy(format!(
+                "{} is write-only, and an OS sandbox cannot let a command write a folder without reading it; \
+                 give the worker read access there too",
+                m.path
+            )));
+        }
         let plan = ExecPlan::new(policy, &fs)?;
         let backend = probe();
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {

@@ -9,7 +9,8 @@ use crate::fs_guard::{GuardedPreopen, SandboxLists};
 
 /// One preopen per mount, each a duplicate of the mount's handle. Refuses a
 /// sandbox with a rule this runtime cannot enforce (fail closed): approvals
-/// are applied by an approval session, whose sandbox in effect has none left.
+/// are applied by an approval session, whose sandbox in effect has none left;
+/// a write-only folder has no WASI form (a preopen that can write can read).
 pub fn preopens_for(sandbox: &Sandbox) -> Result<(Vec<GuardedPreopen>, SandboxLists), RunError> {
     let mut preopens = Vec::with_capacity(sandbox.mounts().len());
     for mount in sandbox.mounts() {
@@ -19,6 +20,13 @@ pub fn preopens_for(sandbox: &Sandbox) -> Result<(Vec<GuardedPreopen>, SandboxLi
             return Err(RunError::Unenforceable(format!(
                 "Cannot run a component in this sandbox: {} needs a person's approval for {what}. \
                  Give the component the sandbox in effect of an approval session instead.",
+                mount.path
+            )));
+        }
+        if !rules.readable {
+            return Err(RunError::Unenforceable(format!(
+                "Cannot run a component in this sandbox: {} is write-only, and a component's files \
+                 cannot be written without being readable. Give the worker read access there too.",
                 mount.path
             )));
         }

@@ -17,10 +17,8 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
         let _ = writeln!(out, "audit: {}", audit.display());
     }
     describe(&mut out, "program", &program, policy.dynamic_for(None));
-    for (name, worker) in &policy.workers {
-        let child = program.derive(&worker.request).map_err(|e| {
-            Failure::usage(format!("invalid policy: {}: workers.{name}: {e}", policy.file.display()))
-        })?;
+    for name in policy.workers.keys() {
+        let child = program.derive_worker(&policy, name)?;
         describe(&mut out, &format!("worker {name}"), &child, policy.dynamic_for(Some(name)));
     }
     Ok(out)
@@ -41,7 +39,11 @@ fn describe(out: &mut String, title: &str, sandbox: &Sandbox, dynamic: Option<&D
 }
 
 fn mode(m: &OpenMount) -> &'static str {
-    if m.rules.writable { "rw" } else { "ro" }
+    match (m.rules.readable, m.rules.writable) {
+        (true, true) => "rw",
+        (true, false) => "ro",
+        (false, _) => "wo",
+    }
 }
 
 fn rules(r: &Rules) -> String {

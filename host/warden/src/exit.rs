@@ -37,6 +37,9 @@ impl Failure {
 
 impl From<FsError> for Failure {
     fn from(e: FsError) -> Failure {
+        if let FsError::Policy(e) = e {
+            return e.into();
+        }
         let status = if e.is_denial() {
             Self::DENIED
         } else if e.is_usage() {

@@ -33,6 +33,9 @@ pub(crate) fn effective(base: &Sandbox, grants: &[&Grant]) -> Result<Sandbox> {
             continue;
         }
         let writable = m.rules.writable && (!m.rules.write_approval || at_root(i, Access::Write));
+        if !m.rules.readable && !writable {
+            continue;
+        }
         mounts.push(duplicate(m, m.dir.try_clone(), m.host_root.clone(), m.path.clone(), writable)?);
     }
     for grant in merged(grants) {

@@ -130,7 +130,7 @@ impl ApprovalSession {
     pub fn ask_ahead(&mut self, tool: Option<&str>, paths: &[(Access, String)]) -> Result<()> {
         let mut wanted: Vec<(Access, String)> = Vec::new();
         for mount in self.base.mounts() {
-            if mount.rules.read_approval {
+            if mount.rules.readable && mount.rules.read_approval {
                 wanted.push((Access::Read, mount.path.to_string()));
             }
             if mount.rules.writable && mount.rules.write_approval {
@@ -190,7 +190,8 @@ impl ApprovalSession {
             _ => return None,
         };
         let path = self.base.parse(shown).ok()?;
-        let mut request = match self.base.mount_for(&path, Access::Read) {
+        let mount = self.base.mount_for(&path, access).or_else(|| self.base.mount_for(&path, Access::Read));
+        let mut request = match mount {
             Some(mount) => {
                 let needs = match access {
                     Access::Read => mount.rules.read_approval,
