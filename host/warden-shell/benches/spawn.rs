@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use warden_shell::{bwrap_args, bwrap_path, ShellSandbox};
+use warden_shell::{bwrap_args, bwrap_path, ShellSandbox, Shield};
 
 fn spawn(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
@@ -23,7 +23,8 @@ fn spawn(c: &mut Criterion) {
     let policy = warden_policy::load(&policy).unwrap();
     let sandbox = ShellSandbox::new(&policy, None).unwrap();
     let command = vec![OsString::from("/bin/true")];
-    let raw = bwrap_args(sandbox.plan(), &sandbox.plan().default_cwd, None, None, &command).args;
+    let shield = Shield::for_plan(sandbox.plan()).unwrap();
+    let raw = bwrap_args(sandbox.plan(), &shield, &sandbox.plan().default_cwd, None, None, &command);
 
     let mut group = c.benchmark_group("spawn_true");
     group.sample_size(60).measurement_time(Duration::from_secs(8));

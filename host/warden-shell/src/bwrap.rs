@@ -3,19 +3,13 @@
 //! command says can be read as a bwrap option.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::plan::{ExecPlan, SYSTEM_READ};
+use crate::shield::Shield;
 
-/// Arguments for bwrap, and the mount points bwrap will create in the host's
-/// writable folders (placeholders over protected paths that do not exist yet),
-/// which are removed after the run.
-pub struct BwrapArgs {
-    pub args: Vec<OsString>,
-    pub placeholders: Vec<PathBuf>,
-}
-
-pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Option<i32>, command: &[OsString]) -> BwrapArgs {
+/// The bwrap arguments for `plan`, with the shield's mounts over the binds.
+pub fn args(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Option<i32>, command: &[OsString]) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--new-session", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
     if !plan.network {
@@ -41,50 +35,21 @@ pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Opt
     for bind in &plan.binds {
         a.bind(if bind.writable { "--bind" } else { "--ro-bind" }, &bind.host, &bind.host);
     }
-    for path in &plan.denied {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => {
-                a.path("--tmpfs", path);
-                a.path("--remount-ro", path);
-            }
-            Ok(m) if m.is_file() => a.bind("--ro-bind", Path::new("/dev/null"), path),
-            _ => {}
-        }
+    for path in &shield.hidden_dirs {
+        a.path("--tmpfs", path);
+        a.path("--remount-ro", path);
     }
-    // A folder holding a protected path is pinned by binding it onto itself:
-    // a mount point cannot be renamed, so `.git` cannot be moved aside and
-    // replaced by one with fresh hooks.
-    let mut pinned: Vec<&Path> = Vec::new();
-    for path in &plan.protected {
-        let Some(bind) = plan.binds.iter().find(|b| path.starts_with(&b.host)) else { continue };
-        for ancestor in path.ancestors().skip(1).take_while(|a| *a != bind.host) {
-            let is_dir = std::fs::symlink_metadata(ancestor).is_ok_and(|m| m.is_dir());
-            if is_dir && !pinned.contains(&ancestor) {
-                pinned.push(ancestor);
-            }
-        }
+    for path in &shield.hidden_files {
+        a.bind("--ro-bind", Path::new("/dev/null"), path);
     }
-    pinned.sort_by_key(|p| p.components().count());
-    for dir in pinned {
+    for dir in &shield.pinned {
         a.bind("--bind", dir, dir);
     }
-    let mut placeholders = Vec::new();
-    for path in &plan.protected {
-        let Some(bind) = plan.binds.iter().find(|b| path.starts_with(&b.host)) else { continue };
-        // The shallowest part of the path that is not a folder: the path itself
-        // when it exists, else what stands in the way (a missing component, or a
-        // file such as a worktree's `.git`).
-        let Some(blocker) = first_non_folder(path, &bind.host) else { continue };
-        match std::fs::symlink_metadata(&blocker) {
-            Ok(m) if m.file_type().is_symlink() => {}
-            Ok(_) => a.bind("--ro-bind", &blocker, &blocker),
-            Err(_) => {
-                if !placeholders.contains(&blocker) {
-                    a.bind("--ro-bind", Path::new("/dev/null"), &blocker);
-                    placeholders.push(blocker);
-                }
-            }
-        }
+    for path in &shield.read_only {
+        a.bind("--ro-bind", path, path);
+    }
+    for path in &shield.placeholders {
+        a.bind("--ro-bind", Path::new("/dev/null"), path);
     }
     a.path("--chdir", cwd);
     if let Some(fd) = seccomp_fd {
@@ -95,15 +60,7 @@ pub fn args(plan: &ExecPlan, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Opt
     }
     a.0.push("--".into());
     a.0.extend(command.iter().cloned());
-    BwrapArgs { args: a.0, placeholders }
-}
-
-/// The shallowest of `path` and its ancestors below `root` that is not an existing
-/// folder, or `path` itself when it is one.
-fn first_non_folder(path: &Path, root: &Path) -> Option<PathBuf> {
-    let below: Vec<&Path> = path.ancestors().take_while(|a| *a != root).collect();
-    let found = below.iter().rev().find(|a| !std::fs::symlink_metadata(a).is_ok_and(|m| m.is_dir()));
-    Some(found.copied().unwrap_or(path).to_owned())
+    a.0
 }
 
 struct Args(Vec<OsString>);

@@ -12,6 +12,9 @@ pub enum ShellError {
     SandboxSetup { reason: String },
     #[error("cannot run the command: {0}")]
     Spawn(#[from] std::io::Error),
+    /// A protected or denied path that a bind mount cannot cover; nothing ran.
+    #[error("{0}")]
+    Unprotectable(String),
     #[error("--cwd {path}: {reason}")]
     Cwd { path: String, reason: String },
 }

@@ -16,10 +16,12 @@ mod run;
 mod sandbox;
 pub mod seatbelt;
 mod seccomp;
+mod shield;
 
-pub use bwrap::{args as bwrap_args, BwrapArgs};
+pub use bwrap::args as bwrap_args;
 pub use error::ShellError;
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
 pub use probe::{bwrap_path, probe};
 pub use run::{Backend, ExecutionResult, TIMED_OUT};
 pub use sandbox::ShellSandbox;
+pub use shield::Shield;

@@ -15,6 +15,7 @@ use crate::output::capture;
 use crate::pids::{PidsCgroup, MAX_PIDS};
 use crate::plan::ExecPlan;
 use crate::seccomp;
+use crate::shield::Shield;
 
 pub const TIMED_OUT: i32 = 124;
 
@@ -69,24 +70,26 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
     };
     let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
-    let (mut cmd, placeholders) = match job.backend {
+    let shield = match job.backend {
+        Backend::Bwrap(_) => Shield::for_plan(job.plan)?,
+        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => Shield::default(),
+    };
+    let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
-            let built = bwrap::args(job.plan, job.cwd, Some(seccomp_fd), Some(status_fd), job.command);
             let mut cmd = Command::new(bwrap_path);
-            cmd.args(&built.args);
-            let fresh: Vec<PathBuf> = built.placeholders.into_iter().filter(|p| !p.exists()).collect();
-            (cmd, fresh)
+            cmd.args(bwrap::args(job.plan, &shield, job.cwd, Some(seccomp_fd), Some(status_fd), job.command));
+            cmd
         }
         Backend::Seatbelt(exec) => {
             let mut cmd = Command::new(exec);
             cmd.arg("-p").arg(crate::seatbelt::profile(job.plan)).arg("--").args(job.command).current_dir(job.cwd);
-            (cmd, Vec::new())
+            cmd
         }
         Backend::Unsandboxed { .. } => {
             let mut cmd = Command::new(&job.command[0]);
             cmd.args(&job.command[1..]).current_dir(job.cwd);
-            (cmd, Vec::new())
+            cmd
         }
     };
     cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
@@ -133,8 +136,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let status = waiter.join().expect("the waiter thread")?;
     let (out, err) = (out_thread.join().expect("stdout reader"), err_thread.join().expect("stderr reader"));
     drop(cgroup);
-    for placeholder in placeholders {
-        remove_placeholder(&placeholder);
+    for placeholder in &shield.placeholders {
+        remove_placeholder(placeholder);
     }
     if let Some(status_read) = status_read
         && !timed_out
@@ -158,6 +161,12 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     }
     if exit_code != 0 {
         stderr.push_str(&crate::notes::for_failure(&stderr, job.plan));
+    }
+    for link in shield.replaced_links() {
+        stderr.push_str(&format!(
+            "\n[warden: warning: the command replaced {}, a symbolic link on the way to a protected path; what is there now is not protected]\n",
+            link.display()
+        ));
     }
     if let Backend::Unsandboxed { reason } = job.backend {
         stderr.push_str(&format!("\n[warden: warning: this command ran WITHOUT an OS sandbox: {reason}]\n"));

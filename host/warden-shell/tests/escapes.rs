@@ -154,6 +154,86 @@ fn the_policy_can_protect_more() {
     assert_eq!(p.read("proj/Makefile").as_deref(), Some("all:\n"), "{r:?}");
 }
 
+// ---- protected and denied paths that are symlinks ----
+
+fn link(p: &Project, target: &str, at: &str) {
+    std::os::unix::fs::symlink(target, p.path(at)).unwrap();
+}
+
+#[test]
+fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
+    let p = Project::new();
+    p.file("proj/conf/config.toml", "safe = true\n");
+    link(&p, "conf", "proj/.codex");
+    let sandbox = p.sandbox("  shell: { protect: [.codex] }\n");
+    let r = sh_in(&sandbox, "echo evil > .codex/config.toml; echo evil > .codex/new.toml; echo evil > conf/config.toml; mv conf conf2; echo ok > ok.txt");
+    assert_eq!(p.read("proj/conf/config.toml").as_deref(), Some("safe = true\n"), "{r:?}");
+    assert!(!p.exists("proj/conf/new.toml") && !p.exists("proj/conf2"), "{r:?}");
+    assert_eq!(p.read("proj/ok.txt").as_deref(), Some("ok\n"), "{r:?}");
+}
+
+#[test]
+fn a_symlinked_protected_file_stays_read_only_at_its_target() {
+    let p = Project::new();
+    p.file("proj/dotfiles/bashrc", "safe\n");
+    link(&p, "dotfiles/bashrc", "proj/.bashrc");
+    let r = p.sh("echo evil >> .bashrc; echo evil >> dotfiles/bashrc; echo done");
+    assert_eq!(r.stdout, "done\n", "{r:?}");
+    assert_eq!(p.read("proj/dotfiles/bashrc").as_deref(), Some("safe\n"), "{r:?}");
+}
+
+#[test]
+fn a_symlinked_denied_folder_is_hidden_at_its_target() {
+    let p = Project::new();
+    p.file("proj/vault/key.pem", SECRET);
+    link(&p, "vault", "proj/secrets");
+    let sandbox = p.sandbox("  shell: { deny_read: [secrets/] }\n");
+    let r = sh_in(&sandbox, "cat secrets/key.pem; cat vault/key.pem; ls vault; echo x > vault/key.pem; echo done");
+    assert_no_secret(&r);
+    assert!(r.stdout.ends_with("done\n"), "{r:?}");
+    assert_eq!(p.read("proj/vault/key.pem").as_deref(), Some(SECRET));
+}
+
+#[test]
+fn a_protected_or_denied_symlink_out_of_every_mount_fails_closed() {
+    let p = Project::new();
+    link(&p, &host(&p.path("outside")), "proj/.codex");
+    for extra in ["  shell: { protect: [.codex] }\n", "  shell: { deny_read: [.codex/] }\n"] {
+        let sandbox = p.sandbox(extra);
+        let argv: Vec<std::ffi::OsString> = ["/bin/sh", "-c", "echo ran > ran.txt; echo evil > .codex/x"].iter().map(Into::into).collect();
+        let err = sandbox.execute_argv(&argv, None, Duration::from_secs(10)).unwrap_err();
+        let (kind, state) = if extra.contains("protect") { ("protected", "read-only") } else { ("denied", "hidden") };
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the {kind} path {} leads through a symbolic link to {}, outside every mount, so Warden cannot keep it \
+                 {state}; the command was not run. Remove the link, or make it point inside a mount",
+                host(&p.path("proj").canonicalize().unwrap().join(".codex")),
+                host(&p.path("outside").canonicalize().unwrap())
+            )
+        );
+        assert!(!p.exists("proj/ran.txt") && !p.exists("outside/x"));
+    }
+    assert_eq!(p.read("outside/secret.txt").as_deref(), Some(SECRET));
+}
+
+#[test]
+fn a_replaced_protected_symlink_is_reported() {
+    // bwrap cannot mount over a symlink itself (a mount lands on its target),
+    // so a command may swap the link for a folder of its own; it is told on stderr.
+    let p = Project::new();
+    p.file("proj/conf/config.toml", "safe = true\n");
+    link(&p, "conf", "proj/.codex");
+    let sandbox = p.sandbox("  shell: { protect: [.codex] }\n");
+    let r = sh_in(&sandbox, "rm .codex && mkdir .codex && echo evil > .codex/config.toml");
+    assert_eq!(p.read("proj/conf/config.toml").as_deref(), Some("safe = true\n"));
+    let note = format!(
+        "[warden: warning: the command replaced {}, a symbolic link on the way to a protected path; what is there now is not protected]",
+        host(&p.path("proj").canonicalize().unwrap().join(".codex"))
+    );
+    assert!(r.stderr.contains(&note), "{}", r.stderr);
+}
+
 // ---- privileges and processes ----
 
 fn status_field(r: &warden_shell::ExecutionResult, field: &str) -> String {

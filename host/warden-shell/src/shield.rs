@@ -1,0 +1,184 @@
+//! How the protected paths stay read-only and the denied paths hidden, worked
+//! out from the host as it is just before a command: each path is looked at
+//! once, and a symlink on the way is followed to where it leads, since a bind
+//! mount over a symlink lands on its target anyway. A link that leads out of
+//! every mount cannot be covered there, so the command does not run.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::ShellError;
+use crate::plan::{Bind, ExecPlan};
+
+/// Links followed on one path before it counts as a loop (Linux's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Mount operations over the plan's binds, in the order bwrap must make them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Shield {
+    /// Paths that must look absent (a file) or empty and read-only (a folder).
+    pub hidden_files: Vec<PathBuf>,
+    pub hidden_dirs: Vec<PathBuf>,
+    /// Folders holding a protected path, bound onto themselves: a mount point
+    /// cannot be renamed, so `.git` cannot be moved aside and replaced.
+    pub pinned: Vec<PathBuf>,
+    /// Existing protected paths, bound read-only onto themselves.
+    pub read_only: Vec<PathBuf>,
+    /// The first missing part of a protected path: `/dev/null` is bound there,
+    /// so it cannot be created; the empty file bwrap leaves is removed after the run.
+    pub placeholders: Vec<PathBuf>,
+    /// Symlinks on the way to protected paths, with what they held. A mount
+    /// cannot cover a symlink itself, so a command may replace one: that is
+    /// checked after the run.
+    pub links: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Shield {
+    pub fn for_plan(plan: &ExecPlan) -> Result<Shield, ShellError> {
+        let mut shield = Shield::default();
+        for path in &plan.denied {
+            let Some(real) = followed(path, &plan.binds, Guard::Hide, &mut Vec::new())? else { continue };
+            match std::fs::symlink_metadata(&real) {
+                Ok(m) if m.is_dir() => push_new(&mut shield.hidden_dirs, real),
+                Ok(_) => push_new(&mut shield.hidden_files, real),
+                Err(_) => {}
+            }
+        }
+        for path in &plan.protected {
+            let Some(real) = followed(path, &plan.binds, Guard::Protect, &mut shield.links)? else { continue };
+            let Some(bind) = deepest_bind(&real, &plan.binds).filter(|b| b.writable) else { continue };
+            shield.protect(&real, &bind.host);
+        }
+        shield.pinned.sort_by_key(|p| p.components().count());
+        Ok(shield)
+    }
+
+    /// The symlinks on the way to protected paths that no longer hold what they did.
+    pub fn replaced_links(&self) -> Vec<&Path> {
+        self.links.iter().filter(|(link, target)| std::fs::read_link(link).ok().as_ref() != Some(target)).map(|(l, _)| l.as_path()).collect()
+    }
+
+    /// `path` has no symlink on the way below `root`.
+    fn protect(&mut self, path: &Path, root: &Path) {
+        let below: Vec<&Path> = path.ancestors().take_while(|a| *a != root).collect();
+        // Shallowest first: the part that stops being a folder is what gets covered.
+        for part in below.iter().rev() {
+            match std::fs::symlink_metadata(part) {
+                Ok(m) if m.is_dir() && *part != path => push_new(&mut self.pinned, part.to_path_buf()),
+                Ok(_) => return push_new(&mut self.read_only, part.to_path_buf()),
+                Err(_) => return push_new(&mut self.placeholders, part.to_path_buf()),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Guard {
+    Protect,
+    Hide,
+}
+
+/// Where `path` really is, inside a mount. `None` when that is a read-only
+/// place nothing needs covering in; an error when a link leads out of every mount.
+fn followed(path: &Path, binds: &[Bind], guard: Guard, links: &mut Vec<(PathBuf, PathBuf)>) -> Result<Option<PathBuf>, ShellError> {
+    let unprotectable = |why: String| {
+        let (verb, state) = match guard {
+            Guard::Protect => ("protected", "read-only"),
+            Guard::Hide => ("denied", "hidden"),
+        };
+        ShellError::Unprotectable(format!(
+            "the {verb} path {} {why}, so Warden cannot keep it {state}; the command was not run. \
+             Remove the link, or make it point inside a mount",
+            path.display()
+        ))
+    };
+    let Some(real) = resolve(path, links) else {
+        return Err(unprotectable("is a loop of symbolic links".into()));
+    };
+    if real == path {
+        return Ok(Some(real));
+    }
+    match deepest_bind(&real, binds) {
+        None => Err(unprotectable(format!("leads through a symbolic link to {}, outside every mount", real.display()))),
+        Some(_) => Ok(Some(real)),
+    }
+}
+
+/// The path with every symlink on the way followed, like `realpath`, except
+/// that missing parts are kept as written; the links followed are added to
+/// `links`. `None` for a loop.
+fn resolve(path: &Path, links: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
+    let mut out = PathBuf::from("/");
+    let mut todo: VecDeque<OsString> = parts(path).collect();
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&part);
+        match std::fs::read_link(&next) {
+            Ok(target) => {
+                hops += 1;
+                if hops > MAX_LINK_HOPS {
+                    return None;
+                }
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for (i, p) in parts(&target).enumerate() {
+                    todo.insert(i, p);
+                }
+                if !links.iter().any(|(l, _)| *l == next) {
+                    links.push((next, target));
+                }
+            }
+            Err(_) => out = next,
+        }
+    }
+    Some(out)
+}
+
+fn parts(path: &Path) -> impl Iterator<Item = OsString> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::Normal(name) => Some(name.to_owned()),
+        Component::ParentDir => Some(OsString::from("..")),
+        Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+    })
+}
+
+/// The bind a command reaches `path` through: the deepest one holding it.
+fn deepest_bind<'a>(path: &Path, binds: &'a [Bind]) -> Option<&'a Bind> {
+    binds.iter().filter(|b| path.starts_with(&b.host)).max_by_key(|b| b.host.components().count())
+}
+
+fn push_new(list: &mut Vec<PathBuf>, path: PathBuf) {
+    if !list.contains(&path) {
+        list.push(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_follows_links_on_the_way_and_keeps_missing_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("real/sub")).unwrap();
+        std::os::unix::fs::symlink("real", root.join("rel")).unwrap();
+        std::os::unix::fs::symlink(root.join("real/sub"), root.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../missing", root.join("real/sub/dangling")).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        let mut links = Vec::new();
+        assert_eq!(resolve(&root.join("rel/sub/x"), &mut links), Some(root.join("real/sub/x")));
+        assert_eq!(links, [(root.join("rel"), PathBuf::from("real"))]);
+        let resolve = |p: &Path| resolve(p, &mut Vec::new());
+        assert_eq!(resolve(&root.join("abs/y")), Some(root.join("real/sub/y")));
+        assert_eq!(resolve(&root.join("abs/dangling/z")), Some(root.join("real/missing/z")));
+        assert_eq!(resolve(&root.join("real/../real/sub")), Some(root.join("real/sub")));
+        assert_eq!(resolve(&root.join("loop/x")), None);
+    }
+}
