@@ -17,9 +17,11 @@ mod sandbox;
 pub mod seatbelt;
 mod seccomp;
 mod shield;
+mod watch;
 
 pub use bwrap::args as bwrap_args;
 pub use error::ShellError;
+pub use pids::{ProcessCap, MAX_PIDS};
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
 pub use probe::{bwrap_path, probe};
 pub use run::{Backend, ExecutionResult, TIMED_OUT};

@@ -1,27 +1,154 @@
-//! A cap on the number of processes a command may have, so that a fork bomb
-//! stops at the cap: a cgroup (v1 `pids` or v2) when Warden may create one,
+//! A cap on the number of processes a sandbox's commands may have, so that a
+//! fork bomb stops at the cap: a cgroup when Warden may create one (root),
 //! else `RLIMIT_NPROC` (which the kernel does not apply to root).
+//!
+//! Every command of a sandbox is spawned by one thread of its own, which makes
+//! the sandbox's cgroup when the sandbox starts (while the caller goes on), and
+//! then, by the kind of cgroup:
+//! - cgroup v1: the thread joins it by writing `0` to `tasks`. That moves the
+//!   thread alone, which the kernel does without the global lock a
+//!   `cgroup.procs` write takes (and the RCU grace period that lock waits for,
+//!   10–20 ms here). Commands are then born inside, with `posix_spawn`: no page
+//!   tables copied, no code between fork and exec.
+//! - cgroup v2 keeps a process's threads together: each child joins by writing
+//!   `0` to `cgroup.procs` between fork and exec.
+//! - no cgroup: each child sets `RLIMIT_NPROC` between fork and exec.
 
-use std::io::Write;
-use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 pub const MAX_PIDS: u64 = 512;
+const PREFIX: &str = "warden-";
 
-/// A cgroup made for one command, removed on drop.
-pub struct PidsCgroup {
+type Request = (Command, Vec<RawFd>, mpsc::Sender<io::Result<Child>>);
+
+/// A sandbox's process cap, and the thread that spawns its commands under it.
+pub struct ProcessCap {
+    requests: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ProcessCap {
+    pub fn start() -> io::Result<ProcessCap> {
+        let (requests, incoming) = mpsc::channel::<Request>();
+        let thread = std::thread::Builder::new().name("warden-spawner".into()).spawn(move || {
+            let cgroup = PidsCgroup::create();
+            // Where this thread is now, to return to before the cgroup is removed.
+            let home = cgroup.as_ref().filter(|c| c.v1).and_then(|_| own_v1_tasks());
+            let joined = home.is_some() && cgroup.as_ref().is_some_and(|c| rustix::io::write(&c.join, b"0").is_ok());
+            for (cmd, inherit, reply) in incoming {
+                let child = match &cgroup {
+                    Some(_) if joined => spawn_inheriting(cmd, &inherit),
+                    Some(c) => spawn_joining(cmd, inherit, Some(c.join.as_raw_fd())),
+                    None => spawn_joining(cmd, inherit, None),
+                };
+                let _ = reply.send(child);
+            }
+            if let (true, Some(home)) = (joined, &home) {
+                let _ = rustix::io::write(home, b"0");
+            }
+        })?;
+        Ok(ProcessCap { requests: Some(requests), thread: Some(thread) })
+    }
+
+    /// Spawns `cmd` under the cap; `inherit` are descriptors (close-on-exec
+    /// here) that the child must keep open under the same numbers.
+    pub fn spawn(&self, cmd: Command, inherit: Vec<RawFd>) -> io::Result<Child> {
+        let (reply, answer) = mpsc::channel();
+        let gone = || io::Error::other("the spawner thread is gone");
+        self.requests.as_ref().ok_or_else(gone)?.send((cmd, inherit, reply)).map_err(|_| gone())?;
+        answer.recv().map_err(|_| gone())?
+    }
+}
+
+impl Drop for ProcessCap {
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `posix_spawn`s `cmd` (std does, with no code to run in the child) with
+/// `inherit` open in it. Commands are spawned on the one spawner thread, so no
+/// other command of the sandbox can catch the descriptors while they are inheritable.
+fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
+    let set = |cloexec: bool| -> io::Result<()> {
+        for &fd in inherit {
+            // SAFETY: the caller keeps `fd` open until the spawn returns.
+            let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+            let flags = if cloexec { rustix::io::FdFlags::CLOEXEC } else { rustix::io::FdFlags::empty() };
+            rustix::io::fcntl_setfd(fd, flags)?;
+        }
+        Ok(())
+    };
+    set(false)?;
+    let child = cmd.spawn();
+    set(true)?;
+    child
+}
+
+/// Forks; the child makes `inherit` inheritable and joins the cgroup through
+/// `join` (or, without one, sets `RLIMIT_NPROC`), then execs.
+fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> io::Result<Child> {
+    // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &fd in &inherit {
+                rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+            }
+            match join {
+                Some(fd) => {
+                    rustix::io::write(BorrowedFd::borrow_raw(fd), b"0")?;
+                }
+                None => {
+                    let limit = rustix::process::Rlimit { current: Some(MAX_PIDS), maximum: Some(MAX_PIDS) };
+                    let _ = rustix::process::setrlimit(rustix::process::Resource::Nproc, limit);
+                }
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// The `tasks` file of the v1 pids cgroup the calling thread is in.
+fn own_v1_tasks() -> Option<OwnedFd> {
+    let text = std::fs::read_to_string("/proc/thread-self/cgroup").ok()?;
+    let path = text.lines().find_map(|l| {
+        let (_, rest) = l.split_once(':')?;
+        let (controllers, path) = rest.split_once(':')?;
+        controllers.split(',').any(|c| c == "pids").then_some(path)
+    })?;
+    let tasks = Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/')).join("tasks");
+    std::fs::OpenOptions::new().write(true).open(tasks).ok().map(Into::into)
+}
+
+/// A sandbox's cgroup, removed on drop when its processes are gone.
+struct PidsCgroup {
     dir: PathBuf,
-    /// `cgroup.procs`, opened before the fork so the child only writes.
-    pub procs: OwnedFd,
+    /// The file a thread or process writes `0` to to join, opened once.
+    join: OwnedFd,
+    v1: bool,
 }
 
 impl PidsCgroup {
-    pub fn create() -> Option<PidsCgroup> {
+    fn create() -> Option<PidsCgroup> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("warden-{}-{n}", std::process::id());
-        for base in ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"] {
-            let dir = PathBuf::from(base).join(&name);
+        let name = format!("{PREFIX}{}-{n}", std::process::id());
+        for (base, join_file, v1) in [("/sys/fs/cgroup/pids", "tasks", true), ("/sys/fs/cgroup", "cgroup.procs", false)] {
+            let base = Path::new(base);
+            if n == 0 {
+                remove_stale(base);
+            }
+            let dir = base.join(&name);
             if std::fs::create_dir(&dir).is_err() {
                 continue;
             }
@@ -29,9 +156,9 @@ impl PidsCgroup {
                 .write(true)
                 .open(dir.join("pids.max"))
                 .and_then(|mut f| f.write_all(MAX_PIDS.to_string().as_bytes()));
-            let procs = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs"));
-            match (limited, procs) {
-                (Ok(()), Ok(procs)) => return Some(PidsCgroup { dir, procs: procs.into() }),
+            let join = std::fs::OpenOptions::new().write(true).open(dir.join(join_file));
+            match (limited, join) {
+                (Ok(()), Ok(join)) => return Some(PidsCgroup { dir, join: join.into(), v1 }),
                 _ => {
                     let _ = std::fs::remove_dir(&dir);
                 }
@@ -43,19 +170,29 @@ impl PidsCgroup {
 
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
-        // Empty once every process in it has been reaped, which may take a
-        // moment after the command ends: removed off the caller's path.
-        let dir = std::mem::take(&mut self.dir);
-        if std::fs::remove_dir(&dir).is_ok() {
-            return;
+        // Busy while this thread is still in it or the last killed processes
+        // are being reaped: then it is left for the next Warden to start here
+        // (`remove_stale`), rather than keep anyone waiting.
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Removes the cgroups of Warden processes that are gone (a cgroup still in
+/// use cannot be removed, so a live one is never touched).
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)).and_then(|rest| rest.split('-').next()) else {
+            continue;
+        };
+        let gone = owner
+            .parse::<i32>()
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH));
+        if gone {
+            let _ = std::fs::remove_dir(entry.path());
         }
-        std::thread::spawn(move || {
-            for _ in 0..100 {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-                if std::fs::remove_dir(&dir).is_ok() {
-                    return;
-                }
-            }
-        });
     }
 }

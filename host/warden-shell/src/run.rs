@@ -3,18 +3,16 @@
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::bwrap;
 use crate::error::ShellError;
-use crate::output::capture;
-use crate::pids::{PidsCgroup, MAX_PIDS};
+use crate::watch::{watch, Watched};
+use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
-use crate::seccomp;
 use crate::shield::Shield;
 
 pub const TIMED_OUT: i32 = 124;
@@ -51,6 +49,10 @@ pub enum Backend {
 pub struct Job<'a> {
     pub plan: &'a ExecPlan,
     pub backend: &'a Backend,
+    /// The seccomp program bwrap loads, compiled once per sandbox.
+    pub seccomp: &'a [u8],
+    /// The sandbox's process cap, which also spawns the command.
+    pub cap: &'a ProcessCap,
     pub command: &'a [OsString],
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
@@ -66,7 +68,7 @@ pub enum Outcome {
 
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let pipes = match job.backend {
-        Backend::Bwrap(_) => Some(BwrapPipes::new(job.plan.allow_unix_sockets)?),
+        Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
     };
     let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
@@ -95,47 +97,10 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
-    let cgroup = PidsCgroup::create();
-    let procs = cgroup.as_ref().map(|c| c.procs.as_raw_fd());
-    // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
-    unsafe {
-        cmd.pre_exec(move || {
-            for fd in inherited.into_iter().flatten() {
-                rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
-            }
-            match procs {
-                Some(fd) => {
-                    rustix::io::write(std::os::fd::BorrowedFd::borrow_raw(fd), b"0")?;
-                }
-                None => {
-                    let limit = rustix::process::Rlimit { current: Some(MAX_PIDS), maximum: Some(MAX_PIDS) };
-                    let _ = rustix::process::setrlimit(rustix::process::Resource::Nproc, limit);
-                }
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn()?;
+    let child = job.cap.spawn(cmd, inherited.into_iter().flatten().collect())?;
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
-    let pgid = rustix::process::Pid::from_child(&child);
-    let cap = job.plan.max_output_bytes;
-    let stdout = child.stdout.take().expect("piped");
-    let stderr = child.stderr.take().expect("piped");
-    let out_thread = std::thread::spawn(move || capture(stdout, cap));
-    let err_thread = std::thread::spawn(move || capture(stderr, cap));
-    let (done_tx, done_rx) = mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let status = child.wait();
-        let _ = done_tx.send(());
-        status
-    });
-    let timed_out = done_rx.recv_timeout(job.timeout).is_err();
-    // Whatever the command left behind in its group goes too.
-    let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-    let status = waiter.join().expect("the waiter thread")?;
-    let (out, err) = (out_thread.join().expect("stdout reader"), err_thread.join().expect("stderr reader"));
-    drop(cgroup);
+    let Watched { status, stdout: out, stderr: err, timed_out } = watch(child, job.timeout, job.plan.max_output_bytes)?;
     for placeholder in &shield.placeholders {
         remove_placeholder(placeholder);
     }
@@ -197,11 +162,10 @@ struct BwrapPipes {
 }
 
 impl BwrapPipes {
-    fn new(allow_unix_sockets: bool) -> Result<BwrapPipes, ShellError> {
-        let program = seccomp::filter(allow_unix_sockets).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+    fn new(program: &[u8]) -> Result<BwrapPipes, ShellError> {
         let cloexec = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(std::io::Error::from);
         let (seccomp, program_write) = cloexec()?;
-        rustix::io::write(&program_write, &seccomp::to_bytes(&program)).map_err(std::io::Error::from)?;
+        rustix::io::write(&program_write, program).map_err(std::io::Error::from)?;
         let (status_read, status_write) = cloexec()?;
         Ok(BwrapPipes { seccomp, status_read, status_write })
     }

@@ -2,7 +2,7 @@
 //! for many commands, from async code.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use warden_fs::Sandbox;
 use warden_policy::Policy;
 
 use crate::error::ShellError;
+use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
 use crate::probe::{bwrap_works, probe};
 use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
@@ -20,6 +21,10 @@ pub struct ShellSandbox {
 
 struct Inner {
     plan: ExecPlan,
+    /// The seccomp program, compiled once.
+    seccomp: Vec<u8>,
+    /// The process cap of every command of this sandbox, made once.
+    cap: ProcessCap,
     /// Becomes `Unsandboxed` if bwrap turns out not to work here (and that is allowed).
     backend: Mutex<Backend>,
     require_os_sandbox: bool,
@@ -41,6 +46,12 @@ impl ShellSandbox {
     /// effect of an approval session, whose grants become extra binds. A mount
     /// whose rules still need approval is refused: a command cannot pause to ask.
     pub fn with_filesystem(policy: &Policy, fs: Sandbox) -> Result<ShellSandbox, ShellError> {
+        ShellSandbox::with_cap(policy, fs, ProcessCap::start()?)
+    }
+
+    /// Like [`ShellSandbox::with_filesystem`], with a process cap started
+    /// earlier: making its cgroup then overlaps the caller's own start-up.
+    pub fn with_cap(policy: &Policy, fs: Sandbox, cap: ProcessCap) -> Result<ShellSandbox, ShellError> {
         if let Some(m) = fs.mounts().iter().find(|m| m.rules.read_approval || m.rules.write_approval) {
             let what = if m.rules.read_approval { "reads" } else { "writes" };
             return Err(ShellError::Policy(format!(
@@ -61,8 +72,13 @@ impl ShellSandbox {
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
             return Err(ShellError::SandboxRequired { reason: reason.clone() });
         }
+        let seccomp = crate::seccomp::filter(plan.allow_unix_sockets)
+            .map(|program| crate::seccomp::to_bytes(&program))
+            .map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
         let inner = Inner {
             plan,
+            seccomp,
+            cap,
             backend: Mutex::new(backend),
             require_os_sandbox: policy.require_os_sandbox,
             policy_env: policy.env.clone(),
@@ -115,7 +131,7 @@ impl Inner {
         let home = cwd.to_string_lossy().into_owned();
         let env = crate::env::build(std::env::vars(), &self.policy_env, &home);
         let backend = self.backend.lock().unwrap().clone();
-        match run(&Job { plan: &self.plan, backend: &backend, command: argv, cwd: &cwd, env: &env, timeout })? {
+        match run(&self.job(&backend, argv, &cwd, &env, timeout))? {
             Outcome::Ran(result) => Ok(result),
             Outcome::SandboxFailed { reason } => {
                 // Fall back only when no sandbox works on this machine, never
@@ -128,12 +144,16 @@ impl Inner {
                 }
                 let fallback = Backend::Unsandboxed { reason };
                 *self.backend.lock().unwrap() = fallback.clone();
-                match run(&Job { plan: &self.plan, backend: &fallback, command: argv, cwd: &cwd, env: &env, timeout })? {
+                match run(&self.job(&fallback, argv, &cwd, &env, timeout))? {
                     Outcome::Ran(result) => Ok(result),
                     Outcome::SandboxFailed { reason } => Err(ShellError::SandboxRequired { reason }),
                 }
             }
         }
+    }
+
+    fn job<'a>(&'a self, backend: &'a Backend, command: &'a [OsString], cwd: &'a Path, env: &'a [(String, String)], timeout: Duration) -> Job<'a> {
+        Job { plan: &self.plan, backend, seccomp: &self.seccomp, cap: &self.cap, command, cwd, env, timeout }
     }
 
     /// Where a virtual folder appears to the command: under its mount's host path.

@@ -93,7 +93,9 @@ fn followed(path: &Path, binds: &[Bind], guard: Guard, links: &mut Vec<(PathBuf,
             path.display()
         ))
     };
-    let Some(real) = resolve(path, links) else {
+    // Bind roots are canonical: resolving starts there.
+    let root = deepest_bind(path, binds).map_or(Path::new("/"), |b| b.host.as_path());
+    let Some(real) = resolve(root, path, links) else {
         return Err(unprotectable("is a loop of symbolic links".into()));
     };
     if real == path {
@@ -105,12 +107,12 @@ fn followed(path: &Path, binds: &[Bind], guard: Guard, links: &mut Vec<(PathBuf,
     }
 }
 
-/// The path with every symlink on the way followed, like `realpath`, except
-/// that missing parts are kept as written; the links followed are added to
-/// `links`. `None` for a loop.
-fn resolve(path: &Path, links: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
-    let mut out = PathBuf::from("/");
-    let mut todo: VecDeque<OsString> = parts(path).collect();
+/// `path` with every symlink below `root` (a folder without symlinks on the
+/// way) followed, like `realpath`, except that missing parts are kept as
+/// written; the links followed are added to `links`. `None` for a loop.
+fn resolve(root: &Path, path: &Path, links: &mut Vec<(PathBuf, PathBuf)>) -> Option<PathBuf> {
+    let mut out = root.to_path_buf();
+    let mut todo: VecDeque<OsString> = parts(path.strip_prefix(root).unwrap_or(path)).collect();
     let mut hops = 0;
     while let Some(part) = todo.pop_front() {
         if part == ".." {
@@ -173,9 +175,9 @@ mod tests {
         std::os::unix::fs::symlink("../missing", root.join("real/sub/dangling")).unwrap();
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
         let mut links = Vec::new();
-        assert_eq!(resolve(&root.join("rel/sub/x"), &mut links), Some(root.join("real/sub/x")));
+        assert_eq!(resolve(&root, &root.join("rel/sub/x"), &mut links), Some(root.join("real/sub/x")));
         assert_eq!(links, [(root.join("rel"), PathBuf::from("real"))]);
-        let resolve = |p: &Path| resolve(p, &mut Vec::new());
+        let resolve = |p: &Path| resolve(Path::new("/"), p, &mut Vec::new());
         assert_eq!(resolve(&root.join("abs/y")), Some(root.join("real/sub/y")));
         assert_eq!(resolve(&root.join("abs/dangling/z")), Some(root.join("real/missing/z")));
         assert_eq!(resolve(&root.join("real/../real/sub")), Some(root.join("real/sub")));

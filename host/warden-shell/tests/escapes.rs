@@ -320,6 +320,23 @@ fn background_children_die_when_the_command_ends() {
     assert!(!p.exists("proj/late.txt"));
 }
 
+fn process_count_of(sandbox: &warden_shell::ShellSandbox) -> usize {
+    // 600 sleepers (the subshell stops at the first fork refused), then the
+    // processes this command's PID namespace holds (counted without a fork).
+    let r = sh_timeout(sandbox, "(i=0; while [ $i -lt 600 ]; do sleep 5 & i=$((i+1)); done) 2>/dev/null; set -- /proc/[0-9]*; echo $#", Duration::from_secs(20));
+    r.stdout.trim().parse().unwrap_or_else(|_| panic!("{r:?}"))
+}
+
+#[test]
+fn the_process_cap_holds_for_root_and_is_free_again_for_the_next_command() {
+    let p = Project::new();
+    let sandbox = p.sandbox("");
+    for _ in 0..2 {
+        let count = process_count_of(&sandbox);
+        assert!((400..=warden_shell::MAX_PIDS as usize).contains(&count), "{count} processes");
+    }
+}
+
 #[test]
 fn a_fork_bomb_stops_at_the_process_limit() {
     let p = Project::new();

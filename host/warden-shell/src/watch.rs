@@ -1,0 +1,105 @@
+//! Watching a running command on the calling thread: its stdout and stderr
+//! read as they come (kept up to a cap), its end, and its time limit, with one
+//! `poll` over the two pipes and a pidfd. When it ends or runs out of time,
+//! its whole process group is killed; output still buffered is read after.
+
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::{Child, ChildStderr, ChildStdout, ExitStatus};
+use std::time::{Duration, Instant};
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::process::{kill_process_group, Pid, Signal};
+
+use crate::output::Captured;
+
+/// How long output may still arrive once the command's group is dead: a
+/// process outside the group (possible only without an OS sandbox) may hold
+/// the pipes open for ever.
+const DRAIN_GRACE: Duration = Duration::from_millis(200);
+
+pub struct Watched {
+    pub status: ExitStatus,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub timed_out: bool,
+}
+
+pub fn watch(mut child: Child, timeout: Duration, cap: u64) -> std::io::Result<Watched> {
+    let pgid = Pid::from_child(&child);
+    let deadline = Instant::now() + timeout;
+    let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(pgid, rustix::process::PidfdFlags::empty()).ok();
+    let mut streams = [Stream::new(child.stdout.take()), Stream::new(child.stderr.take())];
+    let mut ended: Option<Instant> = None;
+    let mut timed_out = false;
+    loop {
+        let now = Instant::now();
+        if ended.is_none() && (now >= deadline || child.try_wait()?.is_some()) {
+            timed_out = now >= deadline && child.try_wait()?.is_none();
+            // Whatever the command left behind in its group goes too.
+            let _ = kill_process_group(pgid, Signal::KILL);
+            ended = Some(now);
+        }
+        let open: Vec<usize> = (0..2).filter(|&i| streams[i].is_open()).collect();
+        let limit = match ended {
+            Some(at) if open.is_empty() || now >= at + DRAIN_GRACE => break,
+            Some(at) => at + DRAIN_GRACE - now,
+            // Without a pidfd, look at the child now and then.
+            None if pidfd.is_none() => (deadline - now).min(Duration::from_millis(10)),
+            None => deadline - now,
+        };
+        let mut fds: Vec<PollFd<'_>> = open.iter().map(|&i| PollFd::from_borrowed_fd(streams[i].pipe().as_fd(), PollFlags::IN)).collect();
+        if let (Some(pidfd), None) = (&pidfd, ended) {
+            fds.push(PollFd::new(pidfd, PollFlags::IN));
+        }
+        let timeout = Timespec::try_from(limit).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 });
+        match poll(&mut fds, Some(&timeout)) {
+            Err(rustix::io::Errno::INTR) | Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let ready: Vec<bool> = fds.iter().take(open.len()).map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        for (&i, ready) in open.iter().zip(ready) {
+            if ready {
+                streams[i].read_some(cap);
+            }
+        }
+    }
+    let status = child.wait()?;
+    let [out, err] = streams;
+    Ok(Watched { status, stdout: out.captured.finish(cap), stderr: err.captured.finish(cap), timed_out })
+}
+
+/// One of the command's output pipes, read until it closes.
+struct Stream {
+    pipe: Option<Box<dyn ReadFd>>,
+    captured: Captured,
+}
+
+trait ReadFd: Read + AsFd {}
+impl ReadFd for ChildStdout {}
+impl ReadFd for ChildStderr {}
+
+impl Stream {
+    fn new(pipe: Option<impl ReadFd + 'static>) -> Stream {
+        Stream { pipe: pipe.map(|p| Box::new(p) as Box<dyn ReadFd>), captured: Captured::new() }
+    }
+
+    fn is_open(&self) -> bool {
+        self.pipe.is_some()
+    }
+
+    fn pipe(&self) -> &dyn ReadFd {
+        self.pipe.as_deref().expect("an open stream")
+    }
+
+    /// Reads what is there; a closed or failed pipe is done.
+    fn read_some(&mut self, cap: u64) {
+        let mut chunk = [0u8; 64 * 1024];
+        match self.pipe.as_mut().map(|p| p.read(&mut chunk)) {
+            Some(Ok(n)) if n > 0 => self.captured.push(&chunk[..n], cap),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => self.pipe = None,
+        }
+    }
+}
