@@ -10,6 +10,7 @@ use tempfile::TempDir;
 mod approvals;
 mod components;
 mod exec;
+mod mcp;
 mod pty;
 mod scaffold;
 mod workers;

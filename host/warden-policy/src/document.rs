@@ -20,6 +20,28 @@ pub struct PolicyDocument {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, WorkerSpec>")]
     pub workers: IndexMap<String, Spanned<WorkerSpec>>,
+    /// What `warden mcp` offers an agent.
+    #[serde(default)]
+    pub mcp: McpSpec,
+}
+
+/// What `warden mcp` offers an agent.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpSpec {
+    /// The file tools (read_file, write_file, ...) over the sandbox; default true.
+    #[serde(default = "yes")]
+    pub file_tools: bool,
+}
+
+impl Default for McpSpec {
+    fn default() -> McpSpec {
+        McpSpec { file_tools: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What the program may see: named mounts (`paths`) or one `root` at `/`.

@@ -28,6 +28,13 @@ pub struct Policy {
     /// Where approval requests and answers are logged, from `audit:`.
     pub audit: Option<PathBuf>,
     pub workers: IndexMap<String, Worker>,
+    pub mcp: McpSettings,
+}
+
+/// What `warden mcp` offers, from `mcp:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpSettings {
+    pub file_tools: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

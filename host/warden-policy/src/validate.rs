@@ -11,7 +11,7 @@ use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, S
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
-use crate::model::{Layout, Mount, Policy, Rules, Shell, Worker};
+use crate::model::{Layout, McpSettings, Mount, Policy, Rules, Shell, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
 
@@ -90,6 +90,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         dynamic,
         audit: sandbox.audit.as_deref().map(|a| lexically_normal(&base.join(a))),
         workers: IndexMap::new(),
+        mcp: McpSettings { file_tools: doc.mcp.file_tools },
     };
     for (name, spec) in doc.workers {
         let worker = worker(&policy, &name, spec)?;

@@ -42,7 +42,7 @@ impl Approvals {
 }
 
 /// The answers of --approve and --answers, in that order.
-fn answers(args: &ApprovalArgs) -> Result<Vec<ScriptedRule>, Failure> {
+pub fn answers(args: &ApprovalArgs) -> Result<Vec<ScriptedRule>, Failure> {
     let mut rules = args.approve.iter().map(|a| ScriptedRule::parse(a)).collect::<Result<Vec<_>, _>>().map_err(|m| Failure::usage(format!("--approve: {m}")))?;
     if let Some(file) = &args.answers {
         let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--answers {}: {e}", file.display())))?;

@@ -69,6 +69,16 @@ pub enum Command {
     /// (it and all its children were killed); 2 means an invalid policy, or no OS
     /// sandbox under `require_os_sandbox: true`.
     Exec(ExecArgs),
+    /// Serve the sandbox to an agent over the Model Context Protocol, on stdio.
+    ///
+    /// The agent gets the file tools of pydantic-ai-filesystem-sandbox (read_file,
+    /// write_file, edit_file, list_files, delete_file, move_file, copy_file) over
+    /// the program's mounts, or a worker's; `mcp: { file_tools: false }` in the
+    /// policy turns them off. A refusal comes back as a tool error (`isError`) in
+    /// the sandbox's words and the server goes on. Requests that need a person's
+    /// approval are answered by --approve/--answers, or refused. JSON-RPC goes on
+    /// stdout; logs go to stderr (`WARDEN_LOG=debug` for more).
+    Mcp(McpArgs),
     /// Create a tool project in a new folder: the tool, its WIT, a build script, a policy and a test.
     ///
     /// The folder's name is the tool's. `build.sh` installs the language's toolchain
@@ -220,6 +230,18 @@ pub struct ApprovalArgs {
     /// Append every request and answer to FILE, one JSON line each [default: the policy's `audit`].
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// The policy file (YAML).
+    #[arg(long)]
+    pub policy: PathBuf,
+    /// Serve a worker's sandbox instead of the program's.
+    #[arg(long)]
+    pub worker: Option<String>,
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -4,6 +4,7 @@ mod cli;
 mod exit;
 mod exec_cmd;
 mod fs_cmd;
+mod mcp_cmd;
 mod new_cmd;
 mod prompt;
 mod suggest_cmd;
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         Command::Fs(args) => fs_cmd::run(args),
         Command::Run(args) => wasm_cmd::run(args),
         Command::Exec(args) => exec_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
         Command::Suggest { audit, session } => suggest_cmd::run(&audit, session.as_deref()),

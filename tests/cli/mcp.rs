@@ -1,0 +1,268 @@
+//! `warden mcp` over stdio, as an MCP client sees it, in both protocol
+//! revisions: the handshake or discovery, the tool list, each file tool,
+//! each kind of refusal, and bad input that leaves the server serving.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use super::Fixture;
+
+/// A client of one `warden mcp` process.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    /// `Some` for 2026-07-28: the `_meta` every request carries.
+    meta: Option<Value>,
+}
+
+const NEW: &str = "2026-07-28";
+const OLD: &str = "2025-11-25";
+
+impl Client {
+    fn start(f: &Fixture, extra: &[&str]) -> Client {
+        let policy = f.path("policy.yaml");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["mcp", "--policy", policy.to_str().unwrap()])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client { child, stdin, stdout, next_id: 1, meta: None }
+    }
+
+    /// Starts a server and opens a session in `revision`.
+    fn connect(f: &Fixture, revision: &str, extra: &[&str]) -> (Client, Value) {
+        let mut c = Client::start(f, extra);
+        let info = if revision == NEW {
+            c.meta = Some(json!({
+                "io.modelcontextprotocol/protocolVersion": NEW,
+                "io.modelcontextprotocol/clientInfo": { "name": "warden-tests", "version": "1" },
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }));
+            c.request("server/discover", json!({}))
+        } else {
+            let info = c.request(
+                "initialize",
+                json!({ "protocolVersion": OLD, "capabilities": {}, "clientInfo": { "name": "warden-tests", "version": "1" } }),
+            );
+            c.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+            info
+        };
+        (c, info)
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        assert_ne!(self.stdout.read_line(&mut line).unwrap(), 0, "the server closed stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
+    /// Sends a request and returns its whole response (result or error).
+    fn exchange(&mut self, method: &str, mut params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        if let Some(meta) = &self.meta {
+            params["_meta"] = meta.clone();
+        }
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string());
+        loop {
+            let message = self.read();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let response = self.exchange(method, params);
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A successful call's structured result; its text mirror says the same.
+fn ok(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "{result}");
+    let mirror: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(mirror, result["structuredContent"]);
+    &result["structuredContent"]
+}
+
+/// A refused call's text: the same words the CLI prints.
+fn refused(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn both_revisions_start_and_list_the_file_tools_with_honest_hints() {
+    let f = Fixture::new();
+    for revision in [OLD, NEW] {
+        let (mut c, info) = Client::connect(&f, revision, &[]);
+        if revision == OLD {
+            assert_eq!((info["protocolVersion"].as_str(), info["serverInfo"]["name"].as_str()), (Some(OLD), Some("warden")));
+        } else {
+            assert!(info["supportedVersions"].as_array().unwrap().contains(&json!(NEW)), "{info}");
+        }
+        assert_eq!(
+            info["instructions"],
+            "Warden sandbox. Paths are virtual: '/mount/path'. Readable paths: /portfolio, /pipeline. Writable paths: /portfolio."
+        );
+        let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["read_file", "write_file", "edit_file", "list_files", "delete_file", "move_file", "copy_file"]);
+        for tool in &tools {
+            let hints = &tool["annotations"];
+            let reads_only = matches!(tool["name"].as_str(), Some("read_file" | "list_files"));
+            assert_eq!((hints["readOnlyHint"] == true, hints["openWorldHint"] == false), (reads_only, true), "{tool}");
+            assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+            assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{tool}");
+        }
+        let read = &tools[0]["inputSchema"];
+        assert_eq!((read["required"].clone(), read["properties"]["max_chars"]["default"].clone()), (json!(["path"]), json!(20000)));
+    }
+}
+
+#[test]
+fn each_file_tool_does_its_job_with_the_reference_result_shapes() {
+    let f = Fixture::new();
+    for revision in [OLD, NEW] {
+        let (mut c, _) = Client::connect(&f, revision, &[]);
+        let read = c.call("read_file", json!({ "path": "/portfolio/notes.md", "offset": 2, "max_chars": 3 }));
+        assert_eq!(ok(&read), &json!({ "content": "llo", "truncated": true, "total_chars": 11, "offset": 2, "chars_read": 3 }));
+        let written = c.call("write_file", json!({ "path": "/portfolio/new.md", "content": "héllo" }));
+        assert_eq!(ok(&written), &json!({ "result": "Written 5 characters to /portfolio/new.md" }));
+        let edited = c.call("edit_file", json!({ "path": "/portfolio/new.md", "old_text": "é", "new_text": "e" }));
+        assert_eq!(ok(&edited), &json!({ "result": "Edited /portfolio/new.md: replaced 1 chars with 1 chars" }));
+        assert_eq!(std::fs::read_to_string(f.path("portfolio/new.md")).unwrap(), "hello");
+        let copied = c.call("copy_file", json!({ "source": "/pipeline/status.md", "destination": "/portfolio/c/status.md" }));
+        assert_eq!(ok(&copied), &json!({ "result": "Copied /pipeline/status.md to /portfolio/c/status.md" }));
+        let moved = c.call("move_file", json!({ "source": "/portfolio/c/status.md", "destination": "/portfolio/s.md" }));
+        assert_eq!(ok(&moved), &json!({ "result": "Moved /portfolio/c/status.md to /portfolio/s.md" }));
+        let listed = c.call("list_files", json!({}));
+        assert_eq!(
+            ok(&listed),
+            &json!({ "result": ["/pipeline/status.md", "/portfolio/new.md", "/portfolio/notes.md", "/portfolio/reports/q3.md", "/portfolio/s.md"] })
+        );
+        let listed = c.call("list_files", json!({ "path": "/portfolio", "pattern": "*.md" }));
+        assert_eq!(ok(&listed)["result"].as_array().unwrap().len(), 4);
+        for path in ["/portfolio/s.md", "/portfolio/new.md"] {
+            assert_eq!(ok(&c.call("delete_file", json!({ "path": path }))), &json!({ "result": format!("Deleted {path}") }));
+        }
+        assert!(!f.path("portfolio/s.md").exists() && !f.path("portfolio/new.md").exists());
+    }
+}
+
+#[test]
+fn refusals_are_tool_errors_in_the_sandboxs_words_and_the_server_goes_on() {
+    let f = Fixture::new();
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let cases = [
+        ("write_file", json!({ "path": "/pipeline/x.md", "content": "x" }), "Cannot write to '/pipeline/x.md': path is read-only.\nWritable paths: /portfolio"),
+        (
+            "read_file",
+            json!({ "path": "/portfolio/../../outside/secret.md" }),
+            "Cannot access '/portfolio/../../outside/secret.md': path is outside sandbox.\nReadable paths: /portfolio, /pipeline",
+        ),
+        ("read_file", json!({ "path": "/portfolio/notes.txt" }), "Cannot access '/portfolio/notes.txt': suffix '.txt' not allowed.\nAllowed suffixes: .md"),
+        ("read_file", json!({ "path": "/portfolio/nope.md" }), "Cannot read '/portfolio/nope.md': no such file or folder."),
+        ("read_file", json!({ "path": 5 }), "Invalid arguments for read_file: path: invalid type: integer `5`, expected a string"),
+        ("read_file", json!({ "path": "/portfolio/notes.md", "offset": -1 }), "Invalid arguments for read_file: offset: invalid value: integer `-1`, expected usize"),
+        ("write_file", json!({ "path": "/portfolio/a.md" }), "Invalid arguments for write_file: missing field `content`"),
+        ("list_files", json!({ "pattern": "../*" }), "Invalid arguments for list_files: pattern: must not contain '..'"),
+        ("edit_file", json!({ "path": "/portfolio/notes.md", "old_text": "zzz", "new_text": "y" }), "Cannot edit '/portfolio/notes.md': text to replace not found."),
+    ];
+    for (tool, arguments, text) in cases {
+        assert_eq!(refused(&c.call(tool, arguments.clone())), text, "{tool} {arguments}");
+    }
+    let unknown = c.exchange("tools/call", json!({ "name": "grant_access", "arguments": {} }));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+    assert!(!f.path("pipeline/x.md").exists());
+}
+
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let f = Fixture::new();
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    c.send("{this is not json");
+    assert_eq!(c.read(), json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "Parse error: key must be a string at line 1 column 2" } }));
+    c.send(r#"{"id": 41, "hello": "there"}"#);
+    let e = c.read();
+    assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(41), json!(-32600)), "{e}");
+    // A line far over the limit is refused without being held in memory.
+    c.send(&format!(r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"{}"}}}}"#, "a".repeat(6 << 20)));
+    assert_eq!(c.read()["error"]["message"], "Invalid request: the message is longer than 4194304 bytes");
+    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+}
+
+#[test]
+fn a_worker_gets_its_narrower_view_and_the_policy_can_turn_file_tools_off() {
+    let f = Fixture::new();
+    let (mut c, info) = Client::connect(&f, NEW, &["--worker", "analyzer"]);
+    assert_eq!(
+        info["instructions"],
+        "Warden sandbox. Paths are virtual: '/mount/path'. Readable paths: /portfolio/reports. Writable paths: none."
+    );
+    assert_eq!(
+        refused(&c.call("read_file", json!({ "path": "/portfolio/notes.md" }))),
+        "Cannot access '/portfolio/notes.md': path is outside sandbox.\nReadable paths: /portfolio/reports"
+    );
+    f.file("policy.yaml", &format!("{}mcp: {{ file_tools: false }}\n", super::POLICY));
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    assert_eq!(c.request("tools/list", json!({}))["tools"], json!([]));
+    assert_eq!(c.exchange("tools/call", json!({ "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } }))["error"]["code"], -32602);
+}
+
+#[test]
+fn answers_in_advance_lift_an_approval_rule_and_nothing_else_does() {
+    let f = Fixture::new();
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n",
+    );
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    assert_eq!(
+        refused(&c.call("write_file", json!({ "path": "/portfolio/a.md", "content": "a" }))),
+        "Cannot write to '/portfolio/a.md': access needs the user's approval, which may be requested.\nWritable paths: none"
+    );
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect(&f, OLD, &["--approve", "write:/portfolio", "--audit", audit.to_str().unwrap()]);
+    assert_eq!(ok(&c.call("write_file", json!({ "path": "/portfolio/a.md", "content": "a" })))["result"], "Written 1 characters to /portfolio/a.md");
+    let line: Value = serde_json::from_str(std::fs::read_to_string(&audit).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!((line["tool"].as_str(), line["decision"].as_str(), line["grant"].as_str()), (Some("write_file"), Some("allow"), Some("/portfolio")));
+}
+
+#[test]
+fn an_unusable_worker_stops_the_server_before_it_serves() {
+    let f = Fixture::new();
+    let policy = f.path("policy.yaml");
+    let r = super::warden(&["mcp", "--policy", policy.to_str().unwrap(), "--worker", "ghost"], "");
+    assert_eq!((r.status, r.stdout.as_str()), (2, ""));
+    assert_eq!(r.stderr, "unknown worker 'ghost'; the policy defines: analyzer\n");
+}
