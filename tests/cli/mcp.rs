@@ -20,6 +20,20 @@ struct Client {
 }
 
 const NEW: &str = "2026-07-28";
+
+/// What the server wrote on stderr so far.
+fn server_log(f: &Fixture) -> String {
+    std::fs::read_to_string(f.path("mcp-stderr.log")).unwrap_or_default()
+}
+
+fn guest(name: &str) -> String {
+    super::repo().join("guests/out").join(name).canonicalize().unwrap().to_str().unwrap().to_owned()
+}
+
+/// The fixture's policy with `extra` added at the top level.
+fn policy_with(f: &Fixture, extra: &str) {
+    f.file("policy.yaml", &format!("{}{extra}", super::POLICY));
+}
 const OLD: &str = "2025-11-25";
 
 impl Client {
@@ -28,9 +42,10 @@ impl Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
             .args(["mcp", "--policy", policy.to_str().unwrap()])
             .args(extra)
+            .env("WARDEN_CACHE_DIR", f.path("cache"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(std::fs::File::create(f.path("mcp-stderr.log")).unwrap())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
@@ -265,4 +280,111 @@ fn an_unusable_worker_stops_the_server_before_it_serves() {
     let r = super::warden(&["mcp", "--policy", policy.to_str().unwrap(), "--worker", "ghost"], "");
     assert_eq!((r.status, r.stdout.as_str()), (2, ""));
     assert_eq!(r.stderr, "unknown worker 'ghost'; the policy defines: analyzer\n");
+}
+
+#[test]
+fn component_tools_are_named_key_tool_with_their_schemas_confined_to_their_worker() {
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  textkit: {{ component: {}, worker: analyzer }}\n", guest("textkit.wasm")));
+    for revision in [OLD, NEW] {
+        let (mut c, _) = Client::connect(&f, revision, &[]);
+        let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).skip(7).collect();
+        assert_eq!(names, ["textkit__grep", "textkit__count", "textkit__report"]);
+        let grep = &tools[7];
+        assert_eq!(grep["inputSchema"]["required"], json!(["pattern", "path"]));
+        // The analyzer worker cannot write: the hints say so.
+        let hints = &grep["annotations"];
+        assert_eq!((hints["readOnlyHint"].clone(), hints["destructiveHint"].clone(), hints["openWorldHint"].clone()), (json!(true), json!(false), json!(false)));
+        let found = c.call("textkit__grep", json!({ "pattern": "q3", "path": "/portfolio/reports" }));
+        assert_eq!((found["isError"].clone(), found["content"][0]["text"].clone()), (json!(false), json!("/portfolio/reports/q3.md:1: q3\n1 match\n")));
+        assert_eq!(
+            refused(&c.call("textkit__count", json!({ "path": "/portfolio/notes.md" }))),
+            "Cannot access '/portfolio/notes.md': path is outside sandbox.\nReadable paths: /portfolio/reports"
+        );
+        assert_eq!(refused(&c.call("textkit__count", json!({}))), "invalid input: give a \"path\"");
+    }
+}
+
+#[test]
+fn limits_and_traps_are_tool_errors_and_the_server_goes_on() {
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 300ms, memory: 64MiB }} }}\n", guest("hostile/stuck.wasm")));
+    let (mut c, _) = Client::connect(&f, NEW, &[]);
+    assert_eq!(refused(&c.call("stuck__spin", json!({}))), "warden: the tool ran past its time limit of 300ms");
+    assert_eq!(refused(&c.call("stuck__hog", json!({}))), "warden: the tool tried to use more than the memory limit of 67108864 bytes");
+    assert_eq!(refused(&c.call("stuck__trap", json!({}))), "warden: the tool trapped: wasm trap: wasm `unreachable` instruction executed");
+    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+}
+
+#[test]
+fn a_digest_that_does_not_match_refuses_that_component_and_only_it() {
+    let f = Fixture::new();
+    let zeros = "0".repeat(64);
+    let good = blake3::hash(&std::fs::read(guest("textkit.wasm")).unwrap()).to_hex().to_string();
+    policy_with(
+        &f,
+        &format!(
+            "tools:\n  bad: {{ component: {t}, digest: \"blake3:{zeros}\" }}\n  good: {{ component: {t}, digest: \"blake3:{good}\" }}\n",
+            t = guest("textkit.wasm")
+        ),
+    );
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+    assert!(tools.iter().all(|t| !t["name"].as_str().unwrap().starts_with("bad__")));
+    assert!(tools.iter().any(|t| t["name"] == "good__grep"));
+    assert!(
+        server_log(&f).contains(&format!("warden: tools.bad: refused: {} has digest blake3:{good}, and the policy says blake3:{zeros}", guest("textkit.wasm"))),
+        "{}",
+        server_log(&f)
+    );
+    let policy = f.path("policy.yaml");
+    let r = super::warden(&["check", policy.to_str().unwrap()], "");
+    assert_eq!(r.status, 2);
+    assert!(r.stderr.contains("tools.bad.digest: "), "{}", r.stderr);
+}
+
+#[test]
+fn a_tool_name_model_apis_refuse_stops_the_server_before_it_serves() {
+    let f = Fixture::new();
+    let key = "k".repeat(60);
+    policy_with(&f, &format!("tools:\n  {key}: {{ component: {} }}\n", guest("textkit.wasm")));
+    let policy = f.path("policy.yaml");
+    let r = super::warden(&["mcp", "--policy", policy.to_str().unwrap()], "");
+    assert_eq!((r.status, r.stdout.as_str()), (2, ""));
+    assert!(
+        r.stderr.contains(&format!("tools.{key}: the tool 'grep' would be offered as '{key}__grep', which model APIs refuse")),
+        "{}",
+        r.stderr
+    );
+    let r = super::warden(&["check", policy.to_str().unwrap()], "");
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    f.file("policy.yaml", &format!("{}tools:\n  a__b: {{ component: {} }}\n", super::POLICY, guest("textkit.wasm")));
+    let r = super::warden(&["check", policy.to_str().unwrap()], "");
+    assert_eq!(r.status, 2);
+    assert!(r.stderr.contains("tools.a__b: 'a__b' is not a usable key"), "{}", r.stderr);
+}
+
+#[test]
+fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
+    let f = Fixture::new();
+    f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", "sandbox:\n  shell: {}\n  limits: { timeout: 5s }\n"));
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+    let run = tools.iter().find(|t| t["name"] == "run_command").expect("run_command is offered");
+    assert_eq!((run["annotations"]["destructiveHint"].clone(), run["annotations"]["openWorldHint"].clone()), (json!(true), json!(false)));
+    let done = c.call("run_command", json!({ "command": "echo hi > made.md; cat made.md; ls /root; exit 3" }));
+    let result = ok(&done);
+    assert_eq!((result["stdout"].clone(), result["exit_code"].clone(), result["sandboxed"].clone()), (json!("hi\n"), json!(3), json!(true)));
+    assert!(result["stderr"].as_str().unwrap().starts_with("ls: cannot access '/root': No such file or directory"), "{result}");
+    assert_eq!(std::fs::read_to_string(f.path("portfolio/made.md")).unwrap(), "hi\n");
+    let slow = c.call("run_command", json!({ "command": "sleep 30", "timeout_s": 0.3 }));
+    assert_eq!((slow["isError"].clone(), slow["structuredContent"]["exit_code"].clone()), (json!(true), json!(124)));
+    let pwd = c.call("run_command", json!({ "command": "pwd", "cwd": "/pipeline" }));
+    assert_eq!(ok(&pwd)["stdout"], format!("{}\n", f.dir.path().canonicalize().unwrap().join("pipeline").display()));
+    assert_eq!(refused(&c.call("run_command", json!({ "command": "true", "timeout_s": -1 }))), "Invalid arguments for run_command: timeout_s: -1 is not a positive number of seconds");
+    // Without `shell:` there is no run_command.
+    f.file("policy.yaml", super::POLICY);
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    assert!(c.request("tools/list", json!({}))["tools"].as_array().unwrap().iter().all(|t| t["name"] != "run_command"));
 }

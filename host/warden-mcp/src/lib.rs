@@ -6,11 +6,15 @@
 //! `rmcp`, the official Rust SDK; the CLI only parses flags and calls in here.
 
 mod args;
+mod component_tools;
 mod file_tools;
 mod server;
+mod shell_tool;
 mod stdio;
 
+pub use component_tools::{is_valid_tool_name, Components};
 pub use server::{refused, Offer, SessionFactory, WardenMcp};
+pub use shell_tool::ShellTool;
 pub use stdio::{run_stdio, serve_stdio};
 
 /// Logs (this crate's, rmcp's) to stderr, never stdout, which may be the

@@ -23,6 +23,28 @@ pub struct PolicyDocument {
     /// What `warden mcp` offers an agent.
     #[serde(default)]
     pub mcp: McpSpec,
+    /// Tool components `warden mcp` offers, by key: each tool `T` of component
+    /// `KEY` is offered as `KEY__T`.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, ToolSpec>")]
+    pub tools: IndexMap<String, Spanned<ToolSpec>>,
+}
+
+/// A tool component the operator lets an agent call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    /// The component file, relative to the policy file's folder.
+    pub component: String,
+    /// `blake3:<64 hex digits>`: the component is refused when its file does not match.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// The worker whose sandbox the component gets (default: the program's).
+    #[serde(default)]
+    pub worker: Option<String>,
+    /// Limits for this component's calls, over the sandbox's `limits`.
+    #[serde(default)]
+    pub limits: Option<LimitsSpec>,
 }
 
 /// What `warden mcp` offers an agent.

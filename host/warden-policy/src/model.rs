@@ -21,6 +21,8 @@ pub struct Policy {
     pub require_os_sandbox: bool,
     pub limits: Limits,
     pub shell: Shell,
+    /// The file has a `shell:` section: `warden mcp` offers `run_command`.
+    pub shell_section: bool,
     /// Environment variables given to tools, in policy order.
     pub env: Vec<(String, String)>,
     /// Folders a person may add during a session; `None`: no dynamic expansion.
@@ -29,6 +31,21 @@ pub struct Policy {
     pub audit: Option<PathBuf>,
     pub workers: IndexMap<String, Worker>,
     pub mcp: McpSettings,
+    /// Tool components offered over MCP, in policy order.
+    pub tools: IndexMap<String, ToolDecl>,
+}
+
+/// A tool component declared in `tools:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolDecl {
+    pub key: String,
+    /// Absolute path of the component file.
+    pub component: PathBuf,
+    /// The BLAKE3 digest the file must have, lowercase hex.
+    pub digest: Option<String>,
+    pub worker: Option<String>,
+    /// The sandbox's limits with this tool's own over them.
+    pub limits: Limits,
 }
 
 /// What `warden mcp` offers, from `mcp:`.

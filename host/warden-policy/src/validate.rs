@@ -7,11 +7,11 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest, EntryLookup};
-use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, WorkerSpec};
+use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
-use crate::model::{Layout, McpSettings, Mount, Policy, Rules, Shell, Worker};
+use crate::model::{Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
 
@@ -85,18 +85,60 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         network: sandbox.network,
         require_os_sandbox: sandbox.require_os_sandbox,
         limits,
+        shell_section: sandbox.shell.is_some(),
         shell,
         env: sandbox.env.into_iter().collect(),
         dynamic,
         audit: sandbox.audit.as_deref().map(|a| lexically_normal(&base.join(a))),
         workers: IndexMap::new(),
         mcp: McpSettings { file_tools: doc.mcp.file_tools },
+        tools: IndexMap::new(),
     };
     for (name, spec) in doc.workers {
         let worker = worker(&policy, &name, spec)?;
         policy.workers.insert(name, worker);
     }
+    for (key, spec) in doc.tools {
+        let decl = tool(&policy, base, &key, &spec)?;
+        policy.tools.insert(key, decl);
+    }
     Ok(policy)
+}
+
+/// A `tools:` entry: a usable key, an existing component file, a well-formed
+/// digest, a known worker and valid limits.
+fn tool(policy: &Policy, base: &Path, key: &str, spec: &Spanned<ToolSpec>) -> Result<ToolDecl, PolicyError> {
+    let fail = |sub: &str, m: String| {
+        let field = if sub.is_empty() { format!("tools.{key}") } else { format!("tools.{key}.{sub}") };
+        PolicyError::new(&policy.file, m).field(field).at(&spec.referenced)
+    };
+    let s = &spec.value;
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || key.contains("__") {
+        return Err(fail("", format!("'{}' is not a usable key: use letters, digits, '_' and '-', without '__'", key.escape_debug())));
+    }
+    let component = lexically_normal(&base.join(&s.component));
+    if !component.is_file() {
+        return Err(fail("component", format!("'{}' is not a file", s.component)));
+    }
+    let digest = match &s.digest {
+        None => None,
+        Some(d) => {
+            let hex = d.strip_prefix("blake3:").filter(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()));
+            Some(hex.ok_or_else(|| fail("digest", format!("'{d}' is not a digest; write blake3: and 64 hex digits")))?.to_ascii_lowercase())
+        }
+    };
+    if let Some(worker) = &s.worker
+        && !policy.workers.contains_key(worker)
+    {
+        let known: Vec<&str> = policy.workers.keys().map(String::as_str).collect();
+        let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+        return Err(fail("worker", format!("unknown worker '{worker}'; the policy defines: {known}")));
+    }
+    let own = match &s.limits {
+        None => Limits::default(),
+        Some(limits) => limits.validate().map_err(|(field, m)| fail(&format!("limits.{field}"), m))?,
+    };
+    Ok(ToolDecl { key: key.to_owned(), component, digest, worker: s.worker.clone(), limits: policy.limits.overridden_by(own) })
 }
 
 /// `None` when dynamic expansion is off. Folders resolve like mount roots.

@@ -86,7 +86,7 @@ fn unknown_keys_are_rejected_with_line_and_column() {
     let e = d.check(&paths("    pipeline: { root: ./pipeline, colour: red }\n")).unwrap_err();
     assert_eq!(e, ":4:35: unknown field `colour`, expected one of root, mode, readonly, suffixes, max_file_bytes, read_approval, write_approval");
     let e = d.check("version: 1\nsandbox:\n  root: { root: . }\nextra: 1\n").unwrap_err();
-    assert_eq!(e, ":4:1: unknown field `extra`, expected one of version, sandbox, workers, mcp");
+    assert_eq!(e, ":4:1: unknown field `extra`, expected one of version, sandbox, workers, mcp, tools");
 }
 
 #[test]
@@ -296,4 +296,24 @@ fn worker_dynamic_without_the_programs_is_an_escalation() {
     let d = Dir::new();
     let e = d.check(&format!("{}workers:\n  w: {{ dynamic: true }}\n", paths(MOUNTS))).unwrap_err();
     assert_eq!(e, ":6:6: workers.w.dynamic: the program's sandbox has no `dynamic`, and a worker cannot have more than it");
+}
+
+#[test]
+fn tools_are_checked_naming_the_field() {
+    let d = Dir::new();
+    let base = "version: 1\nsandbox:\n  paths:\n    pipeline: { root: ./pipeline }\n  limits: { timeout: 10s }\nworkers:\n  w: { allow_read: [/pipeline] }\n";
+    let p = d.check(&format!("{base}tools:\n  notes: {{ component: ./file.md, worker: w, limits: {{ timeout: 2s }} }}\n")).unwrap();
+    let tool = &p.tools["notes"];
+    assert_eq!((tool.component.file_name().unwrap(), tool.worker.as_deref()), (std::ffi::OsStr::new("file.md"), Some("w")));
+    assert_eq!(tool.limits.timeout, Some(std::time::Duration::from_secs(2)));
+    let cases = [
+        ("  x: { component: ./nope.wasm }\n", ":9:6: tools.x.component: './nope.wasm' is not a file"),
+        ("  x: { component: ./file.md, worker: ghost }\n", ":9:6: tools.x.worker: unknown worker 'ghost'; the policy defines: w"),
+        ("  x: { component: ./file.md, digest: sha256:abc }\n", ":9:6: tools.x.digest: 'sha256:abc' is not a digest; write blake3: and 64 hex digits"),
+        ("  a.b: { component: ./file.md }\n", ":9:8: tools.a.b: 'a.b' is not a usable key: use letters, digits, '_' and '-', without '__'"),
+        ("  x: { component: ./file.md, limits: { timeout: soon } }\n", ":9:6: tools.x.limits.timeout: 'soon' is not a duration; write e.g. 500ms, 10s or 2m"),
+    ];
+    for (tools, expected) in cases {
+        assert_eq!(d.check(&format!("{base}tools:\n{tools}")).unwrap_err(), expected, "{tools}");
+    }
 }

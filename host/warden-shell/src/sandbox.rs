@@ -163,7 +163,7 @@ impl Inner {
             path: vpath.into(),
             reason: "not inside a mount".into(),
         })?;
-        let path = bind.host.join(&resolved.relative);
+        let path = if resolved.relative.as_os_str().is_empty() { bind.host.clone() } else { bind.host.join(&resolved.relative) };
         if !path.is_dir() {
             return Err(ShellError::Cwd { path: vpath.into(), reason: "not a folder".into() });
         }

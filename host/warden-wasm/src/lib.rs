@@ -6,6 +6,7 @@
 //! filesystem is the sandbox's handles, seen through [`fs_guard`], which adds
 //! Warden's suffix and size rules to wasmtime-wasi's own checks.
 
+mod approved;
 mod cache;
 mod command;
 mod component;
@@ -21,6 +22,7 @@ mod session;
 mod state;
 mod tool;
 
+pub use approved::{call_approved, give_sandbox};
 pub use cache::CacheOutcome;
 pub use command::RunOutcome;
 pub use component::PREVIEW1_REACTOR_ADAPTER;

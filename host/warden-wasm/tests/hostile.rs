@@ -151,6 +151,21 @@ fn endless_loop_stops_when_fuel_runs_out() {
 }
 
 #[test]
+fn a_stuck_tool_is_stopped_and_the_runtime_serves_the_next_call() {
+    let runtime = runtime();
+    let loaded = load(&runtime, "hostile/stuck.wasm");
+    let mut config = warden_wasm::RunConfig::default();
+    config.limits.timeout = Some(Duration::from_millis(200));
+    config.limits.memory_bytes = 64 << 20;
+    let call = |tool: &str| runtime.call(&loaded, &config, tool, "{}").expect_err("the tool must be stopped").to_string();
+    assert_eq!(call("spin"), "the tool ran past its time limit of 200ms");
+    assert_eq!(call("hog"), "the tool tried to use more than the memory limit of 67108864 bytes");
+    assert_eq!(call("trap"), "the tool trapped: wasm trap: wasm `unreachable` instruction executed");
+    let echo = load(&runtime, "echo.wasm");
+    assert_eq!(runtime.call(&echo, &config, "echo", "{\"a\":1}").unwrap().result, Ok("{\"a\":1}".to_owned()));
+}
+
+#[test]
 fn output_flood_stops_at_the_output_limit() {
     let mut config = warden_wasm::RunConfig::default();
     config.limits.output_bytes = 64 * 1024;

@@ -21,6 +21,25 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
         let child = program.derive_worker(&policy, name)?;
         describe(&mut out, &format!("worker {name}"), &child, policy.dynamic_for(Some(name)));
     }
+    if !policy.tools.is_empty() {
+        out.push_str("tools (warden mcp):\n");
+    }
+    for tool in policy.tools.values() {
+        let _ = write!(out, "  {}  {}  worker {}", tool.key, tool.component.display(), tool.worker.as_deref().unwrap_or("(program)"));
+        if let Some(expected) = &tool.digest {
+            let actual = std::fs::read(&tool.component).map(|bytes| blake3::hash(&bytes).to_hex().to_string())?;
+            if &actual != expected {
+                return Err(Failure::usage(format!(
+                    "invalid policy: {}: tools.{}.digest: {} has digest blake3:{actual}, and the policy says blake3:{expected}",
+                    policy.file.display(),
+                    tool.key,
+                    tool.component.display()
+                )));
+            }
+            let _ = write!(out, "  digest blake3:{expected} (matches)");
+        }
+        out.push('\n');
+    }
     Ok(out)
 }
 

@@ -1,7 +1,9 @@
 //! `warden mcp`: the policy's sandbox served to an agent over MCP.
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Offer, SessionFactory, WardenMcp};
+use warden_mcp::{Components, Offer, SessionFactory, ShellTool, WardenMcp};
+use warden_shell::ShellSandbox;
+use warden_wasm::{Runtime, RuntimeOptions};
 
 use crate::cli::McpArgs;
 use crate::exit::Failure;
@@ -12,10 +14,30 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     // An unusable worker is an unusable policy before anything is served.
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
     let audit = args.approvals.audit.clone().or_else(|| policy.audit.clone());
-    let file_tools = policy.mcp.file_tools;
-    let worker = args.worker.clone();
-    // Each client connection gets its own session: its own grants.
-    let new_session: SessionFactory = Box::new(move || {
+    warden_mcp::log_to_stderr();
+    let components = if policy.tools.is_empty() {
+        None
+    } else {
+        let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 16 })
+            .map_err(|e| Failure::usage(format!("warden: {e}")))?;
+        let components = Components::load(&policy, runtime).map_err(|e| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display())))?;
+        for refusal in &components.refused {
+            eprintln!("warden: {refusal}");
+        }
+        Some(components)
+    };
+    let (file_tools, worker) = (policy.mcp.file_tools, args.worker.clone());
+    // One shell sandbox for the server's life, over the sandbox in effect of a
+    // session nobody answers: mounts that need approval are hidden or read-only.
+    let shell = if policy.shell_section {
+        let session = ApprovalSession::open(&policy, worker.as_deref(), Box::new(DenyAll), None)?;
+        let sandbox = ShellSandbox::with_filesystem(&policy, session.sandbox()?).map_err(|e| Failure::usage(format!("warden: {e}")))?;
+        Some(ShellTool::new(sandbox, policy.limits.timeout, policy.network))
+    } else {
+        None
+    };
+    // Each client connection gets its own sessions (one per worker used): its own grants.
+    let new_session: SessionFactory = Box::new(move |worker| {
         let approver: Box<dyn Approver> =
             if rules.is_empty() { Box::new(DenyAll) } else { Box::new(ScriptedApprover { rules: rules.clone() }) };
         let audit = audit
@@ -23,9 +45,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
             .map(AuditLog::open)
             .transpose()
             .map_err(|e| format!("cannot open the audit log: {e}"))?;
-        ApprovalSession::open(&policy, worker.as_deref(), approver, audit).map_err(|e| e.to_string())
+        ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
-    let server = WardenMcp::new(Offer { file_tools, new_session }).map_err(Failure::usage)?;
-    warden_mcp::log_to_stderr();
+    let server = WardenMcp::new(Offer { file_tools, worker, components, shell, new_session }).map_err(Failure::usage)?;
     warden_mcp::run_stdio(server).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }

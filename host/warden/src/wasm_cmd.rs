@@ -2,11 +2,9 @@
 
 use std::io::{Read, Write};
 
-use warden_fs::approval::Refusable;
-use warden_fs::{Denial, Sandbox};
 use warden_policy::{policy_from_dir_flags, DirFlag, Limits, LimitsSpec};
 use warden_wasm::{
-    preopens_for, CallOutcome, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
+    call_approved, give_sandbox, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
 
 use crate::approve::Approvals;
@@ -57,12 +55,8 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
     let outcome = match approvals {
         None => runtime.call(&loaded, &config, &args.tool, &input),
         Some(mut approvals) => {
-            let tool = format!("{} {}", component_name(&args.component), args.tool);
-            // A refused call runs again, with the new grants among its preopens.
-            let attempt = approvals.session.attempt(Some(&tool), |sandbox| {
-                CallAttempt(give_sandbox(&mut config, sandbox).and_then(|()| runtime.call(&loaded, &config, &args.tool, &input)))
-            })?;
-            attempt.0
+            let label = format!("{} {}", component_name(&args.component), args.tool);
+            call_approved(&runtime, &loaded, &mut config, &mut approvals.session, &label, &args.tool, &input)?
         }
     }
     .map_err(run_failure)?;
@@ -125,30 +119,6 @@ fn component_name(component: &std::path::Path) -> String {
     component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// One call under an approval session.
-struct CallAttempt(Result<CallOutcome, RunError>);
-
-impl Refusable for CallAttempt {
-    fn denial(&self) -> Option<&Denial> {
-        self.0.as_ref().ok()?.denial.as_ref()
-    }
-
-    fn with_denial(mut self, denial: Denial) -> Self {
-        if let Ok(outcome) = &mut self.0 {
-            outcome.result = Err(ToolError::Denied(denial.to_string()));
-            outcome.denial = Some(denial);
-        }
-        self
-    }
-}
-
-/// The component's preopens: the mounts of `sandbox`.
-fn give_sandbox(config: &mut RunConfig, sandbox: &Sandbox) -> Result<(), RunError> {
-    let (preopens, lists) = preopens_for(sandbox)?;
-    config.preopens = preopens;
-    config.lists = lists;
-    Ok(())
-}
 
 /// The policy (from a file or --dir flags) as an approval session, and the limits.
 fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<Approvals>), Failure> {

@@ -1,0 +1,38 @@
+/* Hostile: a tool that never answers (spin), crashes (trap) or takes all the
+ * memory it can (hog), for the limits and cancellation of a host that serves
+ * tools to others, which must go on serving. */
+#include <stdint.h>
+
+#include "tool_support.h"
+
+void exports_tool_describe(tool_list_tool_info_t *ret) {
+    static const tool_spec_t spec[] = {
+        {"spin", "Loop for ever.", "{\"type\":\"object\"}"},
+        {"trap", "Crash (an unreachable instruction).", "{\"type\":\"object\"}"},
+        {"hog", "Allocate memory until none is left.", "{\"type\":\"object\"}"},
+    };
+    describe_tools(ret, spec, 3);
+}
+
+bool exports_tool_call(tool_string_t *name, tool_string_t *input, tool_string_t *ret, tool_tool_error_t *err) {
+    char *tool = take_string(name);
+    tool_string_free(input);
+    if (strcmp(tool, "spin") == 0) {
+        volatile uint64_t n = 0;
+        for (;;) n++;
+    }
+    if (strcmp(tool, "trap") == 0) __builtin_trap();
+    if (strcmp(tool, "hog") == 0) {
+        /* Chained, so that the compiler cannot drop the allocations. */
+        static void *volatile last;
+        for (;;) {
+            void **p = malloc(1 << 20);
+            if (!p) break;
+            *p = last;
+            last = p;
+        }
+    }
+    tool_string_dup(ret, "unexpected");
+    (void)err;
+    return true;
+}

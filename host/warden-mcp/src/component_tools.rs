@@ -1,0 +1,139 @@
+//! The tool components a policy declares (`tools:`), loaded once: each tool
+//! `T` of component `KEY` is offered as `KEY__T`, run in the sandbox of the
+//! component's worker under its limits, one store per call.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use warden_fs::approval::ApprovalSession;
+use warden_policy::{Policy, ToolDecl};
+use warden_wasm::{call_approved, Loaded, RunConfig, RunLimits, Runtime, ToolError};
+
+use crate::server::refused;
+
+/// Every model API accepts these names (OpenAI's rule is the narrowest).
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// One tool of one component, as offered.
+pub struct ComponentTool {
+    pub definition: Tool,
+    /// The component's own name for it.
+    tool: String,
+    component: Arc<Component>,
+}
+
+/// A declared component, loaded.
+struct Component {
+    decl: ToolDecl,
+    loaded: Loaded,
+    network: bool,
+    env: Vec<(String, String)>,
+}
+
+/// The components of a policy and the runtime they run on.
+pub struct Components {
+    runtime: Runtime,
+    pub tools: Vec<ComponentTool>,
+    /// Components refused, with why (a digest that does not match): not offered.
+    pub refused: Vec<String>,
+}
+
+impl Components {
+    /// Loads every component `policy` declares. A component whose file does
+    /// not match its digest is refused (left out, with the reason); a tool
+    /// name no model API would accept is an error.
+    pub fn load(policy: &Policy, runtime: Runtime) -> Result<Components, String> {
+        let mut tools = Vec::new();
+        let mut refused = Vec::new();
+        for decl in policy.tools.values() {
+            let bytes = std::fs::read(&decl.component).map_err(|e| format!("tools.{}: cannot read {}: {e}", decl.key, decl.component.display()))?;
+            if let Some(expected) = &decl.digest {
+                let actual = blake3::hash(&bytes).to_hex().to_string();
+                if &actual != expected {
+                    refused.push(format!(
+                        "tools.{}: refused: {} has digest blake3:{actual}, and the policy says blake3:{expected}",
+                        decl.key,
+                        decl.component.display()
+                    ));
+                    continue;
+                }
+            }
+            let loaded = runtime.load(bytes).map_err(|e| format!("tools.{}: {e}", decl.key))?;
+            let component = Arc::new(Component { decl: decl.clone(), loaded, network: policy.network, env: policy.env.clone() });
+            let sandbox = warden_fs::Sandbox::open_for(policy, decl.worker.as_deref()).map_err(|e| e.to_string())?;
+            let read_only = sandbox.writable_roots().is_empty();
+            let described = runtime.describe(&component.loaded, &RunConfig::default()).map_err(|e| format!("tools.{}: describe: {e}", decl.key))?;
+            for info in described {
+                let name = format!("{}__{}", decl.key, info.name);
+                if !is_valid_tool_name(&name) {
+                    return Err(format!(
+                        "tools.{}: the tool '{}' would be offered as '{name}', which model APIs refuse: \
+                         a name needs 1 to 64 letters, digits, '_' or '-'",
+                        decl.key,
+                        info.name.escape_debug()
+                    ));
+                }
+                let schema: JsonObject = serde_json::from_str(&info.input_schema)
+                    .map_err(|e| format!("tools.{}: the tool '{}' has an input schema that is not a JSON object: {e}", decl.key, info.name))?;
+                let hints = ToolAnnotations::new()
+                    .read_only(read_only)
+                    .destructive(!read_only)
+                    .idempotent(false)
+                    .open_world(policy.network);
+                let definition = Tool::new(name, info.description, Arc::new(schema)).with_annotations(hints);
+                tools.push(ComponentTool { definition, tool: info.name, component: component.clone() });
+            }
+        }
+        Ok(Components { runtime, tools, refused })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ComponentTool> {
+        self.tools.iter().find(|t| t.definition.name == name)
+    }
+
+    /// The worker whose session serves `tool`.
+    pub fn worker_of(tool: &ComponentTool) -> Option<&str> {
+        tool.component.decl.worker.as_deref()
+    }
+
+    /// Calls `tool` in `session` (its worker's), blocking: the result as the
+    /// model reads it, refusals and limits as `isError` in the CLI's words.
+    pub fn call(&self, tool: &ComponentTool, session: &mut ApprovalSession, arguments: Option<JsonObject>) -> CallToolResult {
+        let component = &tool.component;
+        let input = serde_json::Value::Object(arguments.unwrap_or_default()).to_string();
+        let mut config = RunConfig {
+            env: component.env.clone(),
+            network: component.network,
+            limits: RunLimits::resolve(component.decl.limits, false),
+            ..RunConfig::default()
+        };
+        let name = tool.definition.name.to_string();
+        let outcome = match call_approved(&self.runtime, &component.loaded, &mut config, session, &name, &tool.tool, &input) {
+            Ok(outcome) => outcome,
+            Err(e) => return refused(e.to_string()),
+        };
+        match outcome.map(|o| o.result) {
+            Ok(Ok(output)) => CallToolResult::success(vec![ContentBlock::text(output)]),
+            Ok(Err(ToolError::Denied(message) | ToolError::Failed(message))) => refused(message),
+            Ok(Err(ToolError::InvalidInput(message))) => refused(format!("invalid input: {message}")),
+            Err(e) => refused(format!("warden: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_valid_tool_name;
+
+    #[test]
+    fn names_every_model_api_accepts() {
+        assert!(is_valid_tool_name("textkit__grep"));
+        assert!(is_valid_tool_name(&"a".repeat(64)));
+        assert!(!is_valid_tool_name(&"a".repeat(65)));
+        assert!(!is_valid_tool_name("notes.search"));
+        assert!(!is_valid_tool_name("notes search"));
+        assert!(!is_valid_tool_name(""));
+    }
+}

@@ -1,0 +1,100 @@
+//! `run_command`: a shell command in the OS sandbox (bubblewrap), one
+//! `ShellSandbox` for the server's life. Offered when the policy has `shell:`.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::common::{schema_for_output, schema_for_type};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use warden_shell::{ExecutionResult, ShellSandbox};
+
+use crate::server::refused;
+
+pub const NAME: &str = "run_command";
+
+/// The longest a command may run when the policy sets no `limits.timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The sandbox commands run in, and their time ceiling.
+pub struct ShellTool {
+    sandbox: Arc<ShellSandbox>,
+    ceiling: Duration,
+    pub definition: Tool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCommandArgs {
+    /// The command, run with /bin/sh -c in the sandbox
+    command: String,
+    /// Seconds the command may run (at most the policy's limit; default that limit)
+    #[serde(default)]
+    timeout_s: Option<f64>,
+    /// Working folder, a virtual path such as '/project' (default: the first writable mount)
+    #[serde(default)]
+    cwd: Option<String>,
+}
+
+/// What the command did.
+#[derive(Serialize, JsonSchema)]
+pub struct CommandResult {
+    stdout: String,
+    stderr: String,
+    exit_code: i32,
+    timed_out: bool,
+    /// Output was cut at the policy's cap.
+    truncated: bool,
+    /// Whether an OS sandbox confined the command.
+    sandboxed: bool,
+}
+
+impl ShellTool {
+    pub fn new(sandbox: ShellSandbox, ceiling: Option<Duration>, network: bool) -> ShellTool {
+        let writes = sandbox.plan().binds.iter().any(|b| b.writable);
+        let hints = ToolAnnotations::new().read_only(false).destructive(writes).idempotent(false).open_world(network);
+        let definition = Tool::new(
+            NAME,
+            "Run a shell command (/bin/sh -c) in the OS sandbox: the mounts at their host paths, writable where the \
+             policy says, the system folders read-only, no network unless the policy allows it.",
+            schema_for_type::<RunCommandArgs>(),
+        )
+        .with_raw_output_schema(schema_for_output::<CommandResult>())
+        .with_annotations(hints);
+        ShellTool { sandbox: Arc::new(sandbox), ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition }
+    }
+
+    /// Runs the command, blocking. A time-out or a sandbox that cannot be set
+    /// up is `isError`; a command's own failure is its exit code.
+    pub fn call(&self, arguments: Option<JsonObject>) -> CallToolResult {
+        let args: RunCommandArgs = match crate::args::parse(NAME, arguments) {
+            Ok(args) => args,
+            Err(message) => return refused(message),
+        };
+        let timeout = match args.timeout_s {
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return refused(format!("Invalid arguments for {NAME}: timeout_s: {s} is not a positive number of seconds"));
+            }
+            Some(s) => Duration::from_secs_f64(s.min(self.ceiling.as_secs_f64())),
+            None => self.ceiling,
+        };
+        let argv: Vec<OsString> = ["/bin/sh", "-c", &args.command].iter().map(OsString::from).collect();
+        match self.sandbox.execute_argv(&argv, args.cwd.as_deref(), timeout) {
+            Err(e) => refused(format!("warden: {e}")),
+            Ok(result) => {
+                let timed_out = result.timed_out;
+                let mut out = CallToolResult::structured(serde_json::to_value(CommandResult::from(result)).expect("results serialize"));
+                out.is_error = Some(timed_out);
+                out
+            }
+        }
+    }
+}
+
+impl From<ExecutionResult> for CommandResult {
+    fn from(r: ExecutionResult) -> CommandResult {
+        CommandResult { stdout: r.stdout, stderr: r.stderr, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, sandboxed: r.sandboxed }
+    }
+}
