@@ -11,6 +11,7 @@ mod approvals;
 mod components;
 mod exec;
 mod mcp;
+mod mcp_http;
 mod pty;
 mod scaffold;
 mod workers;

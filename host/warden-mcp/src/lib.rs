@@ -8,11 +8,13 @@
 mod args;
 mod component_tools;
 mod file_tools;
+mod http;
 mod server;
 mod shell_tool;
 mod stdio;
 
 pub use component_tools::{is_valid_tool_name, Components};
+pub use http::{run_http, serve_http, HttpOptions};
 pub use server::{refused, Offer, SessionFactory, WardenMcp};
 pub use shell_tool::ShellTool;
 pub use stdio::{run_stdio, serve_stdio};

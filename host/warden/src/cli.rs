@@ -69,13 +69,14 @@ pub enum Command {
     /// (it and all its children were killed); 2 means an invalid policy, or no OS
     /// sandbox under `require_os_sandbox: true`.
     Exec(ExecArgs),
-    /// Serve the sandbox to an agent over the Model Context Protocol, on stdio.
+    /// Serve the sandbox to an agent over the Model Context Protocol, on stdio or HTTP.
     ///
     /// The agent gets the file tools of pydantic-ai-filesystem-sandbox (read_file,
     /// write_file, edit_file, list_files, delete_file, move_file, copy_file) over
     /// the program's mounts, or a worker's; `mcp: { file_tools: false }` in the
-    /// policy turns them off. A refusal comes back as a tool error (`isError`) in
-    /// the sandbox's words and the server goes on. Requests that need a person's
+    /// policy turns them off. The policy's `tools:` are offered as KEY__TOOL, and
+    /// `run_command` when it has `shell:`. A refusal comes back as a tool error
+    /// (`isError`) in the sandbox's words and the server goes on. Requests that need a person's
     /// approval are answered by --approve/--answers, or refused. JSON-RPC goes on
     /// stdout; logs go to stderr (`WARDEN_LOG=debug` for more).
     Mcp(McpArgs),
@@ -240,6 +241,14 @@ pub struct McpArgs {
     /// Serve a worker's sandbox instead of the program's.
     #[arg(long)]
     pub worker: Option<String>,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
+    /// A request from a browser page of another origin gets 403.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer <token>` (the file's content) on every HTTP
+    /// request; needed to serve an address other than loopback.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
     #[command(flatten)]
     pub approvals: ApprovalArgs,
 }

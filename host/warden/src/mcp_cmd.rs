@@ -1,7 +1,7 @@
 //! `warden mcp`: the policy's sandbox served to an agent over MCP.
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Components, Offer, SessionFactory, ShellTool, WardenMcp};
+use warden_mcp::{Components, HttpOptions, Offer, SessionFactory, ShellTool, WardenMcp};
 use warden_shell::ShellSandbox;
 use warden_wasm::{Runtime, RuntimeOptions};
 
@@ -10,6 +10,23 @@ use crate::exit::Failure;
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
     let policy = warden_policy::load(&args.policy)?;
+    let token = match &args.token_file {
+        None => None,
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--token-file {}: {e}", file.display())))?;
+            let token = text.trim().to_owned();
+            if token.is_empty() {
+                return Err(Failure::usage(format!("--token-file {}: the file is empty", file.display())));
+            }
+            Some(token)
+        }
+    };
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+        && token.is_none()
+    {
+        return Err(Failure::usage(format!("--http {addr}: not a loopback address; serving it needs --token-file")));
+    }
     let rules = crate::approve::answers(&args.approvals)?;
     // An unusable worker is an unusable policy before anything is served.
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
@@ -48,5 +65,9 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
     let server = WardenMcp::new(Offer { file_tools, worker, components, shell, new_session }).map_err(Failure::usage)?;
-    warden_mcp::run_stdio(server).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
+    let served = match args.http {
+        None => warden_mcp::run_stdio(server),
+        Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }),
+    };
+    served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }

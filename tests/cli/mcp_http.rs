@@ -1,0 +1,210 @@
+//! `warden mcp --http` as an HTTP client sees it: Origin and token checks,
+//! the body limit, both protocol revisions, and a refusal to serve off
+//! loopback without a token. The client is plain HTTP/1.1 over a socket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use super::Fixture;
+
+/// A running `warden mcp --http 127.0.0.1:0`, the port it took, and what it
+/// writes on stderr after its first line (kept read, so that it never blocks).
+struct Server {
+    child: Child,
+    port: u16,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Server {
+    fn start(f: &Fixture, extra: &[&str]) -> Server {
+        let policy = f.path("policy.yaml");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["mcp", "--policy", policy.to_str().unwrap(), "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let port = line
+            .strip_prefix("warden: serving MCP at http://127.0.0.1:")
+            .and_then(|rest| rest.strip_suffix("/mcp\n"))
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .parse()
+            .unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        Server { child, port, log }
+    }
+
+    /// POSTs `body` to /mcp; returns the status, the headers (lowercase names) and the body.
+    fn post(&self, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            self.port,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        // One write: a server that answers before reading the body (403, 401)
+        // then finds nothing unread, so the connection closes without a reset.
+        let _ = stream.write_all(request.as_bytes());
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        assert!(!raw.is_empty(), "no response; the server said: {}", self.log.lock().unwrap());
+        parse_response(&raw)
+    }
+
+    /// A JSON-RPC request in a session (`session` from the `initialize` response) or
+    /// stateless; returns the response message of the SSE or JSON body.
+    fn rpc(&self, session: Option<&str>, message: Value) -> Value {
+        let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
+        if let Some(id) = session {
+            headers.push(("Mcp-Session-Id", id));
+        }
+        let (status, _, body) = self.post(&headers, &message.to_string());
+        assert_eq!(status, 200, "{body}");
+        messages(&body).pop().unwrap_or_else(|| panic!("no message in {body}"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn parse_response(raw: &[u8]) -> (u16, Vec<(String, String)>, String) {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(": ")).map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned())).collect();
+    let chunked = headers.iter().any(|(k, v)| k == "transfer-encoding" && v == "chunked");
+    let body = if chunked { unchunk(body) } else { body.to_owned() };
+    (status, headers, body)
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The JSON-RPC messages of a JSON or SSE body.
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return vec![v];
+    }
+    body.lines().filter_map(|l| l.strip_prefix("data: ")).filter_map(|d| serde_json::from_str(d).ok()).collect()
+}
+
+fn initialize() -> Value {
+    json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "http-test", "version": "1" } } })
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn both_revisions_work_over_http() {
+    let f = Fixture::new();
+    let server = Server::start(&f, &[]);
+    let (status, headers, body) = server.post(&[], &initialize().to_string());
+    assert_eq!(status, 200, "{body}");
+    let session = header(&headers, "mcp-session-id").expect("a session id").to_owned();
+    assert_eq!(messages(&body)[0]["result"]["serverInfo"]["name"], "warden");
+    server.post(&[("Mcp-Session-Id", &session)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+    let read = server.rpc(
+        Some(&session),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } } }),
+    );
+    assert_eq!(read["result"]["structuredContent"]["content"], "hello notes");
+    // 2026-07-28: no session, the protocol version and client in every request's _meta.
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                       "io.modelcontextprotocol/clientInfo": { "name": "http-test", "version": "1" },
+                       "io.modelcontextprotocol/clientCapabilities": {} });
+    let (status, _, body) = server.post(
+        &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "write_file")],
+        &json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": { "_meta": meta, "name": "write_file", "arguments": { "path": "/pipeline/x.md", "content": "x" } } })
+        .to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let result = &messages(&body)[0]["result"];
+    assert_eq!(result["isError"], true, "{body}");
+    assert_eq!(result["content"][0]["text"], "Cannot write to '/pipeline/x.md': path is read-only.\nWritable paths: /portfolio");
+}
+
+#[test]
+fn a_foreign_origin_gets_403_and_the_servers_own_passes() {
+    let f = Fixture::new();
+    let server = Server::start(&f, &[]);
+    for origin in ["http://evil.example", "https://127.0.0.1:1", "null"] {
+        let (status, _, body) = server.post(&[("Origin", origin)], &initialize().to_string());
+        assert_eq!(status, 403, "{origin}: {body}");
+    }
+    let own = format!("http://localhost:{}", server.port);
+    assert_eq!(server.post(&[("Origin", &own)], &initialize().to_string()).0, 200);
+}
+
+#[test]
+fn a_token_is_required_when_given_and_checked_whole() {
+    let f = Fixture::new();
+    f.file("token", "s3cret-token\n");
+    let token = f.path("token");
+    let server = Server::start(&f, &["--token-file", token.to_str().unwrap()]);
+    for auth in [None, Some("Bearer wrong"), Some("Bearer s3cret-toke"), Some("s3cret-token")] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
+        let (status, headers, _) = server.post(&headers, &initialize().to_string());
+        assert_eq!((status, header(&headers, "www-authenticate")), (401, Some("Bearer")), "{auth:?}");
+    }
+    assert_eq!(server.post(&[("Authorization", "Bearer s3cret-token")], &initialize().to_string()).0, 200);
+}
+
+#[test]
+fn a_body_over_4_mib_gets_413_and_the_server_goes_on() {
+    let f = Fixture::new();
+    let server = Server::start(&f, &[]);
+    let big = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "padding": "x".repeat(5 << 20) } });
+    assert_eq!(server.post(&[], &big.to_string()).0, 413);
+    assert_eq!(server.post(&[], &initialize().to_string()).0, 200);
+}
+
+#[test]
+fn serving_off_loopback_needs_a_token() {
+    let f = Fixture::new();
+    let policy = f.path("policy.yaml");
+    let r = super::warden(&["mcp", "--policy", policy.to_str().unwrap(), "--http", "0.0.0.0:0"], "");
+    assert_eq!(
+        (r.status, r.stderr.as_str()),
+        (2, "--http 0.0.0.0:0: not a loopback address; serving it needs --token-file\n")
+    );
+}
