@@ -55,18 +55,23 @@ impl Client {
 
     /// Starts a server and opens a session in `revision`.
     fn connect(f: &Fixture, revision: &str, extra: &[&str]) -> (Client, Value) {
+        Client::connect_with(f, revision, extra, json!({}))
+    }
+
+    /// As [`Client::connect`], declaring `capabilities`.
+    fn connect_with(f: &Fixture, revision: &str, extra: &[&str], capabilities: Value) -> (Client, Value) {
         let mut c = Client::start(f, extra);
         let info = if revision == NEW {
             c.meta = Some(json!({
                 "io.modelcontextprotocol/protocolVersion": NEW,
                 "io.modelcontextprotocol/clientInfo": { "name": "warden-tests", "version": "1" },
-                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
             }));
             c.request("server/discover", json!({}))
         } else {
             let info = c.request(
                 "initialize",
-                json!({ "protocolVersion": OLD, "capabilities": {}, "clientInfo": { "name": "warden-tests", "version": "1" } }),
+                json!({ "protocolVersion": OLD, "capabilities": capabilities, "clientInfo": { "name": "warden-tests", "version": "1" } }),
             );
             c.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
             info
@@ -111,6 +116,31 @@ impl Client {
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
     }
+
+    /// A 2025-11-25 call during which the server may ask the person
+    /// (`elicitation/create`): each form is answered with the next of
+    /// `answers` and kept. Returns the call's result and the forms.
+    fn call_answering(&mut self, tool: &str, arguments: Value, answers: &[Value]) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }).to_string());
+        let mut forms = Vec::new();
+        loop {
+            let message = self.read();
+            if message["method"] == "elicitation/create" {
+                let answer = answers.get(forms.len()).cloned().unwrap_or(json!({ "action": "cancel" }));
+                forms.push(message["params"].clone());
+                self.send(&json!({ "jsonrpc": "2.0", "id": message["id"], "result": answer }).to_string());
+            } else if message["id"] == json!(id) {
+                return (message["result"].clone(), forms);
+            }
+        }
+    }
+}
+
+/// An accepted form: `decision` (once, session, deny) for `folder`.
+fn accept(decision: &str, folder: &str) -> Value {
+    json!({ "action": "accept", "content": { "decision": decision, "folder": folder } })
 }
 
 impl Drop for Client {
@@ -387,4 +417,102 @@ fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
     f.file("policy.yaml", super::POLICY);
     let (mut c, _) = Client::connect(&f, OLD, &[]);
     assert!(c.request("tools/list", json!({}))["tools"].as_array().unwrap().iter().all(|t| t["name"] != "run_command"));
+}
+
+const APPROVAL_POLICY: &str = "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n";
+
+fn audit_lines(f: &Fixture) -> Vec<Value> {
+    std::fs::read_to_string(f.path("audit.jsonl")).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--audit", audit.to_str().unwrap()], json!({ "elicitation": { "form": {} } }));
+    let write = |name: &str| json!({ "path": format!("/portfolio/drafts/{name}"), "content": "x" });
+    // Once: this write only.
+    let (result, forms) = c.call_answering("write_file", write("a.md"), &[accept("once", "/portfolio/drafts")]);
+    assert_eq!(ok(&result)["result"], "Written 1 characters to /portfolio/drafts/a.md");
+    assert_eq!(forms.len(), 1);
+    let message = forms[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("write_file asks to write /portfolio/drafts/a.md (host path "), "{message}");
+    let schema = &forms[0]["requestedSchema"]["properties"];
+    let decisions: Vec<(Value, Value)> =
+        schema["decision"]["oneOf"].as_array().unwrap().iter().map(|o| (o["const"].clone(), o["title"].clone())).collect();
+    assert_eq!(decisions, [(json!("once"), json!("Allow once")), (json!("session"), json!("Allow for this session")), (json!("deny"), json!("Deny"))]);
+    assert_eq!((schema["decision"]["default"].clone(), schema["folder"]["default"].clone()), (json!("deny"), json!("/portfolio/drafts")));
+    assert_eq!(schema["folder"]["enum"], json!(["/portfolio/drafts", "/portfolio"]));
+    // Deny and cancel keep today's texts; nothing is written.
+    let (result, _) = c.call_answering("write_file", write("b.md"), &[accept("deny", "/portfolio/drafts")]);
+    assert_eq!(refused(&result), "Cannot write to '/portfolio/drafts/b.md': the user declined access.\nWritable paths: none");
+    let (result, _) = c.call_answering("write_file", write("b.md"), &[json!({ "action": "decline" })]);
+    assert_eq!(refused(&result), "Cannot write to '/portfolio/drafts/b.md': the user declined access.\nWritable paths: none");
+    let (result, _) = c.call_answering("write_file", write("b.md"), &[json!({ "action": "cancel" })]);
+    assert_eq!(refused(&result), "Cannot write to '/portfolio/drafts/b.md': access needs the user's approval, which may be requested.\nWritable paths: none");
+    assert!(!f.path("portfolio/drafts/b.md").exists());
+    // For the session, wider: later writes below it ask no more.
+    let (result, forms) = c.call_answering("write_file", write("c.md"), &[accept("session", "/portfolio")]);
+    assert_eq!((ok(&result)["result"].as_str(), forms.len()), (Some("Written 1 characters to /portfolio/drafts/c.md"), 1));
+    let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/d.md", "content": "x" }), &[]);
+    assert_eq!((result["isError"].clone(), forms.len()), (json!(false), 0));
+    let lines = audit_lines(&f);
+    let decisions: Vec<(&str, Option<&str>)> = lines.iter().map(|l| (l["decision"].as_str().unwrap(), l["scope"].as_str())).collect();
+    assert_eq!(decisions, [("allow", Some("once")), ("deny", None), ("deny", None), ("unanswered", None), ("allow", Some("session"))]);
+    assert!(lines.iter().all(|l| l["tool"] == "write_file" && l["client"] == "warden-tests"), "{lines:?}");
+}
+
+#[test]
+fn a_2025_client_without_elicitation_gets_the_refusal_and_is_never_asked() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/a.md", "content": "x" }), &[]);
+    assert_eq!((forms.len(), refused(&result)), (0, "Cannot write to '/portfolio/a.md': access needs the user's approval, which may be requested.\nWritable paths: none"));
+}
+
+#[test]
+fn a_2026_client_is_asked_in_the_result_and_answers_by_calling_again() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, NEW, &["--audit", audit.to_str().unwrap()], json!({ "elicitation": { "form": {} } }));
+    let arguments = json!({ "path": "/portfolio/a.md", "content": "x" });
+    let asked = c.call("write_file", arguments.clone());
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let form = &asked["inputRequests"]["approval"];
+    assert_eq!(form["method"], "elicitation/create");
+    assert!(form["params"]["message"].as_str().unwrap().starts_with("write_file asks to write /portfolio/a.md"), "{form}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    assert!(!f.path("portfolio/a.md").exists());
+    // The same call again, with the answer and the state.
+    let again = |c: &mut Client, args: &Value, state: &str, answer: Value| {
+        c.request("tools/call", json!({ "name": "write_file", "arguments": args, "requestState": state, "inputResponses": { "approval": answer } }))
+    };
+    let done = again(&mut c, &arguments, &state, accept("once", "/portfolio"));
+    assert_eq!(ok(&done)["result"], "Written 1 characters to /portfolio/a.md");
+    // A state is bound to its call: other arguments, or a forged state, are refused.
+    let other = json!({ "path": "/portfolio/b.md", "content": "x" });
+    let refusal = "this call's approval state is not valid; call the tool again without it";
+    assert_eq!(refused(&again(&mut c, &other, &state, accept("session", "/portfolio"))), refusal);
+    assert_eq!(refused(&again(&mut c, &other, "forged", accept("session", "/portfolio"))), refusal);
+    assert!(!f.path("portfolio/b.md").exists());
+    // A decline is today's refusal.
+    let asked = c.call("write_file", other.clone());
+    let declined = again(&mut c, &other, asked["requestState"].as_str().unwrap(), json!({ "action": "decline" }));
+    assert_eq!(refused(&declined), "Cannot write to '/portfolio/b.md': the user declined access.\nWritable paths: none");
+    let lines = audit_lines(&f);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!((lines[0]["decision"].as_str(), lines[1]["decision"].as_str()), (Some("allow"), Some("deny")));
+    assert_eq!(lines[0]["client"], "warden-tests");
+}
+
+#[test]
+fn answers_given_in_advance_are_used_and_the_client_is_never_asked() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--approve", "deny:/portfolio"], json!({ "elicitation": { "form": {} } }));
+    let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/a.md", "content": "x" }), &[accept("session", "/portfolio")]);
+    assert_eq!((forms.len(), refused(&result)), (0, "Cannot write to '/portfolio/a.md': the user declined access.\nWritable paths: none"));
 }

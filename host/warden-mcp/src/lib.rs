@@ -7,6 +7,7 @@
 
 mod args;
 mod component_tools;
+mod elicit;
 mod file_tools;
 mod http;
 mod server;

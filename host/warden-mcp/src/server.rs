@@ -5,13 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use warden_fs::approval::ApprovalSession;
+use warden_fs::approval::{ApprovalSession, Approver, DenyAll};
 
 use crate::component_tools::Components;
+use crate::elicit::{Deferring, Eliciting, StateSeal};
 use crate::file_tools::FileTool;
 use crate::shell_tool::{self, ShellTool};
 
@@ -27,6 +28,9 @@ pub struct Offer {
     pub components: Option<Components>,
     /// `run_command`, when the policy has `shell:`.
     pub shell: Option<ShellTool>,
+    /// `--approve`/`--answers` were given: the sessions' own approver answers,
+    /// and the person at the client is never asked.
+    pub answers_in_advance: bool,
     pub new_session: SessionFactory,
 }
 
@@ -34,6 +38,13 @@ pub struct Offer {
 struct Catalogue {
     offer: Offer,
     tools: Vec<Tool>,
+    seal: StateSeal,
+}
+
+/// Who answers the approval requests of one call, and the client's name.
+struct Asking {
+    approver: Option<Box<dyn Approver>>,
+    client: Option<String>,
 }
 
 /// One client's view of the server: the shared offer and its own approvals.
@@ -64,7 +75,7 @@ impl WardenMcp {
                 tools.push(tool.definition.clone());
             }
         }
-        WardenMcp::for_client(Arc::new(Catalogue { offer, tools }))
+        WardenMcp::for_client(Arc::new(Catalogue { offer, tools, seal: StateSeal::new()? }))
     }
 
     /// Another client of the same server: the same tools, its own approvals.
@@ -95,15 +106,14 @@ impl WardenMcp {
         Ok(session)
     }
 
-    async fn call_file_tool(&self, tool: FileTool, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+    async fn call_file_tool(&self, tool: FileTool, request: CallToolRequestParams, asking: Asking) -> Result<CallToolResult, ErrorData> {
         let args = match tool.args(request.arguments) {
             Ok(args) => args,
             Err(message) => return Ok(refused(message)),
         };
         let session = self.session(self.catalogue.offer.worker.as_deref()).map_err(|e| ErrorData::internal_error(e, None))?;
         let outcome = blocking(move || {
-            let mut session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            session.attempt(Some(tool.name()), |sandbox| tool.run(sandbox, &args))
+            in_session(&session, asking, |session| session.attempt(Some(tool.name()), |sandbox| tool.run(sandbox, &args)))
         })
         .await?;
         Ok(match outcome {
@@ -112,18 +122,54 @@ impl WardenMcp {
         })
     }
 
-    async fn call_component_tool(&self, name: String, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+    async fn call_component_tool(&self, name: String, request: CallToolRequestParams, asking: Asking) -> Result<CallToolResult, ErrorData> {
         let catalogue = self.catalogue.clone();
         let worker = catalogue.offer.components.as_ref().and_then(|c| c.get(&name)).and_then(Components::worker_of).map(str::to_owned);
         let session = self.session(worker.as_deref()).map_err(|e| ErrorData::internal_error(e, None))?;
         blocking(move || {
             let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
             let tool = components.get(&name).expect("a listed tool");
-            let mut session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            components.call(tool, &mut session, request.arguments)
+            in_session(&session, asking, |session| components.call(tool, session, request.arguments))
         })
         .await
     }
+
+    /// Who may answer this call's approval requests: answers given in
+    /// advance, else the person at the client (by elicitation now, or, for
+    /// 2026-07-28 clients, in the call's result), else nobody.
+    fn asking(&self, context: &RequestContext<RoleServer>, deferring: Option<Deferring>) -> Asking {
+        let client = context.client_info().map(|info| info.name);
+        if self.catalogue.offer.answers_in_advance {
+            return Asking { approver: None, client };
+        }
+        let approver: Box<dyn Approver> = match deferring {
+            Some(deferring) => Box::new(deferring),
+            None if can_elicit(context) => Box::new(Eliciting { peer: context.peer.clone(), runtime: tokio::runtime::Handle::current() }),
+            None => Box::new(DenyAll),
+        };
+        Asking { approver: Some(approver), client }
+    }
+}
+
+/// Runs `f` on the session with this call's approver and client, then gives
+/// the session its own approver back.
+fn in_session<T>(session: &Mutex<ApprovalSession>, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> T {
+    let mut session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    session.set_client(asking.client);
+    let own = asking.approver.map(|approver| session.set_approver(approver));
+    let out = f(&mut session);
+    if let Some(own) = own {
+        session.set_approver(own);
+    }
+    out
+}
+
+/// The client takes form elicitations (2025-11-25 capabilities).
+fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 /// Runs blocking work (the filesystem, a component) off the async threads.
@@ -166,19 +212,37 @@ impl ServerHandler for WardenMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.get_tool(&request.name) else {
             return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
         };
+        let name = tool.name.to_string();
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        let in_result = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let asked = Arc::new(Mutex::new(None));
+        let deferring = match (in_result, &request.request_state) {
+            (false, _) => None,
+            (true, None) => Some(Deferring { answered: None, asked: asked.clone() }),
+            (true, Some(state)) => match self.catalogue.seal.answered(&name, &arguments, state, request.input_responses.as_ref()) {
+                Ok(answered) => Some(Deferring { answered: Some(answered), asked: asked.clone() }),
+                Err(message) => return Ok(refused(message).into()),
+            },
+        };
+        let asking = self.asking(&context, deferring);
         let result = match FileTool::from_name(&tool.name) {
-            Some(file_tool) => self.call_file_tool(file_tool, request).await?,
+            Some(file_tool) => self.call_file_tool(file_tool, request, asking).await?,
             None if tool.name == shell_tool::NAME => {
                 let catalogue = self.catalogue.clone();
                 blocking(move || catalogue.offer.shell.as_ref().expect("a listed run_command").call(request.arguments)).await?
             }
-            None => self.call_component_tool(tool.name.to_string(), request).await?,
+            None => self.call_component_tool(name.clone(), request, asking).await?,
         };
+        // A 2026-07-28 call that needs a person's answer returns the question.
+        if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let ask = self.catalogue.seal.ask(&name, &arguments, &question).map_err(|e| ErrorData::internal_error(e, None))?;
+            return Ok(ask.into());
+        }
         Ok(result.into())
     }
 }

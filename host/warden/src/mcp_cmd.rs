@@ -28,6 +28,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("--http {addr}: not a loopback address; serving it needs --token-file")));
     }
     let rules = crate::approve::answers(&args.approvals)?;
+    let answers_in_advance = !rules.is_empty();
     // An unusable worker is an unusable policy before anything is served.
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
     let audit = args.approvals.audit.clone().or_else(|| policy.audit.clone());
@@ -64,7 +65,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
             .map_err(|e| format!("cannot open the audit log: {e}"))?;
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
-    let server = WardenMcp::new(Offer { file_tools, worker, components, shell, new_session }).map_err(Failure::usage)?;
+    let server = WardenMcp::new(Offer { file_tools, worker, components, shell, answers_in_advance, new_session }).map_err(Failure::usage)?;
     let served = match args.http {
         None => warden_mcp::run_stdio(server),
         Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }),

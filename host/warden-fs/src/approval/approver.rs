@@ -28,6 +28,9 @@ pub enum Answer {
     Allow { scope: Scope, choice: usize },
     /// No person could be asked (e.g. no terminal).
     Unanswered,
+    /// The question goes back to the caller, to put to a person and call
+    /// again (an MCP client of 2026-07-28): nothing is granted, nothing logged.
+    Deferred,
 }
 
 /// Decides requests: a person at a terminal, a script, or nobody.

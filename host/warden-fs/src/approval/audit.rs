@@ -27,6 +27,9 @@ pub struct AuditRecord {
     pub session: String,
     pub worker: Option<String>,
     pub tool: Option<String>,
+    /// The program the request came through (an MCP client's name), when not Warden's own CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// `read` or `write`.
     pub operation: String,
     /// The virtual path that was accessed, and its host path.
@@ -46,7 +49,7 @@ impl AuditRecord {
         let (decision, scope, granted) = match answer {
             Answer::Allow { scope, choice } => (Decision::Allow, Some(scope), request.choices.get(choice)),
             Answer::Deny => (Decision::Deny, None, None),
-            Answer::Unanswered => (Decision::Unanswered, None, None),
+            Answer::Unanswered | Answer::Deferred => (Decision::Unanswered, None, None),
         };
         let reason = match (&request.reason, request.access) {
             (Reason::OutsideMounts, _) => "dynamic",
@@ -58,6 +61,7 @@ impl AuditRecord {
             session: session.to_owned(),
             worker: request.worker.clone(),
             tool: request.tool.clone(),
+            client: request.client.clone(),
             operation: request.access.as_str().to_owned(),
             path: request.path.to_string(),
             host_path: request.host_path.clone(),

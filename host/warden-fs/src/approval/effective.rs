@@ -8,7 +8,7 @@ use warden_policy::Rules;
 
 use super::request::GrantDir;
 use crate::error::{Access, FsError, Op, Result};
-use crate::sandbox::{OpenMount, Sandbox};
+use crate::sandbox::{ensure_dir, OpenMount, Sandbox};
 
 /// An allowed request: the folder and the access it grants.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,9 @@ pub(crate) fn effective(base: &Sandbox, grants: &[&Grant]) -> Result<Sandbox> {
                 let m = &base.mounts()[i];
                 let rel = grant.dir.path.strip_prefix(&m.path).unwrap_or_default();
                 let writable = m.rules.writable && (grant.access == Access::Write || !m.rules.write_approval);
-                duplicate(m, m.dir.open_dir(rel), grant.dir.host.clone(), grant.dir.path.clone(), writable)?
+                // A folder granted for writing may be one the write is about to create.
+                let dir = if grant.access == Access::Write { ensure_dir(&m.dir, Path::new(rel)) } else { m.dir.open_dir(rel) };
+                duplicate(m, dir, grant.dir.host.clone(), grant.dir.path.clone(), writable)?
             }
             None => OpenMount {
                 path: grant.dir.path.clone(),

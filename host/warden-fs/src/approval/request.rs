@@ -47,4 +47,6 @@ pub struct Request {
     /// The tool or command that asked, when known.
     pub tool: Option<String>,
     pub worker: Option<String>,
+    /// The program the request came through, e.g. an MCP client's name.
+    pub client: Option<String>,
 }

@@ -103,6 +103,7 @@ mod tests {
             choices: choices.iter().map(|c| GrantDir { path: v(c), host: PathBuf::from(c) }).collect(),
             tool: None,
             worker: None,
+            client: None,
         }
     }
 

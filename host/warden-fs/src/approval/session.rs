@@ -59,11 +59,12 @@ pub struct ApprovalSession {
     audit: Option<AuditLog>,
     session_grants: Vec<Grant>,
     once_grants: Vec<Grant>,
+    client: Option<String>,
 }
 
 impl ApprovalSession {
     pub fn new(base: Sandbox, dynamic: Option<Dynamic>, approver: Box<dyn Approver>, audit: Option<AuditLog>, info: SessionInfo) -> Self {
-        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), once_grants: Vec::new() }
+        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), once_grants: Vec::new(), client: None }
     }
 
     /// The session of `worker` (or the program) under `policy`, with its dynamic ceiling.
@@ -75,6 +76,16 @@ impl ApprovalSession {
 
     pub fn info(&self) -> &SessionInfo {
         &self.info
+    }
+
+    /// Who answers from now on; the one before is returned.
+    pub fn set_approver(&mut self, approver: Box<dyn Approver>) -> Box<dyn Approver> {
+        std::mem::replace(&mut self.approver, approver)
+    }
+
+    /// The program requests come through, for the audit log (e.g. an MCP client's name).
+    pub fn set_client(&mut self, client: Option<String>) {
+        self.client = client;
     }
 
     /// The sandbox in effect now: approval rules applied, grants added.
@@ -119,7 +130,7 @@ impl ApprovalSession {
             match self.ask(request)? {
                 Answer::Allow { .. } => {}
                 Answer::Deny => return Ok(outcome.with_denial(Denial::Declined { access, path, allowed })),
-                Answer::Unanswered => return Ok(outcome.with_denial(Denial::NeedsApproval { access, path, allowed })),
+                Answer::Unanswered | Answer::Deferred => return Ok(outcome.with_denial(Denial::NeedsApproval { access, path, allowed })),
             }
         }
     }
@@ -164,7 +175,7 @@ impl ApprovalSession {
             Answer::Allow { choice, .. } if choice >= request.choices.len() => Answer::Deny,
             answer => answer,
         };
-        if let Some(log) = &mut self.audit {
+        if let (Some(log), false) = (&mut self.audit, answer == Answer::Deferred) {
             let record = AuditRecord::new(&self.info.id, &request, answer);
             log.append(&record).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?;
         }
@@ -203,6 +214,7 @@ impl ApprovalSession {
         };
         request.tool = tool.map(str::to_owned);
         request.worker = self.info.worker.clone();
+        request.client = self.client.clone();
         Some(request)
     }
 
@@ -223,7 +235,7 @@ impl ApprovalSession {
             }
             choices.push(GrantDir { path: virtual_path, host });
         }
-        (!choices.is_empty()).then(|| Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None })
+        (!choices.is_empty()).then(|| Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None, client: None })
     }
 
     /// A host folder holding or inside a mount would reach its files past its rules.
@@ -263,6 +275,7 @@ fn mount_request(access: Access, path: VPath, mount: &OpenMount) -> Request {
         choices,
         tool: None,
         worker: None,
+        client: None,
     }
 }
 
