@@ -113,6 +113,21 @@ impl Client {
         response["result"].clone()
     }
 
+    /// Sends a request without waiting; returns its id.
+    fn start_request(&mut self, method: &str, mut params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if let Some(meta) = &self.meta {
+            params["_meta"] = meta.clone();
+        }
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string());
+        id
+    }
+
+    fn cancel(&mut self, id: u64) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "test" } }).to_string());
+    }
+
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
     }
@@ -515,4 +530,66 @@ fn answers_given_in_advance_are_used_and_the_client_is_never_asked() {
     let (mut c, _) = Client::connect_with(&f, OLD, &["--approve", "deny:/portfolio"], json!({ "elicitation": { "form": {} } }));
     let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/a.md", "content": "x" }), &[accept("session", "/portfolio")]);
     assert_eq!((forms.len(), refused(&result)), (0, "Cannot write to '/portfolio/a.md': the user declined access.\nWritable paths: none"));
+}
+
+/// Whether any process on the machine has `marker` in its command line.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
+}
+
+#[test]
+fn a_cancelled_call_stops_its_component_and_frees_its_slot() {
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 60s }} }}\n", guest("hostile/stuck.wasm")));
+    let (mut c, _) = Client::connect(&f, OLD, &["--max-concurrent", "1"]);
+    let spin = c.start_request("tools/call", json!({ "name": "stuck__spin", "arguments": {} }));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    c.cancel(spin);
+    // The one slot is free again only if the endless loop stopped.
+    let start = std::time::Instant::now();
+    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+}
+
+#[test]
+fn a_cancelled_command_is_killed_with_its_children() {
+    let f = Fixture::new();
+    f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", "sandbox:\n  shell: {}\n"));
+    let marker = format!("warden-cancel-{}", std::process::id());
+    let (mut c, _) = Client::connect(&f, NEW, &["--max-concurrent", "1"]);
+    let id = c.start_request("tools/call", json!({ "name": "run_command", "arguments": { "command": format!("sleep 60 & sleep 61; echo {marker}") } }));
+    let seen = std::time::Instant::now();
+    while !running("sleep 61") && seen.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    c.cancel(id);
+    let start = std::time::Instant::now();
+    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!running("sleep 61") && !running("sleep 60"), "the command survived its cancellation");
+}
+
+#[test]
+fn a_long_call_reports_progress_when_asked_to() {
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 2500ms }} }}\n", guest("hostile/stuck.wasm")));
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let id = c.start_request("tools/call", json!({ "name": "stuck__spin", "arguments": {}, "_meta": { "progressToken": "p-1" } }));
+    let mut progress = Vec::new();
+    let result = loop {
+        let message = c.read();
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"].clone());
+        } else if message["id"] == json!(id) {
+            break message["result"].clone();
+        }
+    };
+    assert_eq!(refused(&result), "warden: the tool ran past its time limit of 2500ms");
+    assert!(!progress.is_empty(), "no progress in 2.5 s");
+    assert_eq!((progress[0]["progressToken"].clone(), progress[0]["progress"].clone()), (json!("p-1"), json!(1.0)));
+    assert_eq!(progress[0]["message"], "running for 1 s");
 }

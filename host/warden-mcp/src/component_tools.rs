@@ -2,6 +2,7 @@
 //! `T` of component `KEY` is offered as `KEY__T`, run in the sandbox of the
 //! component's worker under its limits, one store per call.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
@@ -100,13 +101,14 @@ impl Components {
 
     /// Calls `tool` in `session` (its worker's), blocking: the result as the
     /// model reads it, refusals and limits as `isError` in the CLI's words.
-    pub fn call(&self, tool: &ComponentTool, session: &mut ApprovalSession, arguments: Option<JsonObject>) -> CallToolResult {
+    pub fn call(&self, tool: &ComponentTool, session: &mut ApprovalSession, arguments: Option<JsonObject>, cancel: Arc<AtomicBool>) -> CallToolResult {
         let component = &tool.component;
         let input = serde_json::Value::Object(arguments.unwrap_or_default()).to_string();
         let mut config = RunConfig {
             env: component.env.clone(),
             network: component.network,
             limits: RunLimits::resolve(component.decl.limits, false),
+            cancel: Some(cancel),
             ..RunConfig::default()
         };
         let name = tool.definition.name.to_string();

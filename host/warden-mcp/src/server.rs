@@ -1,11 +1,15 @@
 //! The MCP server: one `WardenMcp` per client connection, sharing the tools.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -15,6 +19,9 @@ use crate::component_tools::Components;
 use crate::elicit::{Deferring, Eliciting, StateSeal};
 use crate::file_tools::FileTool;
 use crate::shell_tool::{self, ShellTool};
+
+/// How often a long call reports progress, from its first second on.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// Makes a fresh approval session, for a worker (or the program when `None`),
 /// for each client connection that needs one.
@@ -31,6 +38,8 @@ pub struct Offer {
     /// `--approve`/`--answers` were given: the sessions' own approver answers,
     /// and the person at the client is never asked.
     pub answers_in_advance: bool,
+    /// Tool calls that may run at once; the rest wait.
+    pub max_concurrent: usize,
     pub new_session: SessionFactory,
 }
 
@@ -39,6 +48,8 @@ struct Catalogue {
     offer: Offer,
     tools: Vec<Tool>,
     seal: StateSeal,
+    /// One permit per call that may run; shared by every client.
+    slots: Arc<Semaphore>,
 }
 
 /// Who answers the approval requests of one call, and the client's name.
@@ -75,7 +86,8 @@ impl WardenMcp {
                 tools.push(tool.definition.clone());
             }
         }
-        WardenMcp::for_client(Arc::new(Catalogue { offer, tools, seal: StateSeal::new()? }))
+        let slots = Arc::new(Semaphore::new(offer.max_concurrent.max(1)));
+        WardenMcp::for_client(Arc::new(Catalogue { offer, tools, seal: StateSeal::new()?, slots }))
     }
 
     /// Another client of the same server: the same tools, its own approvals.
@@ -122,14 +134,20 @@ impl WardenMcp {
         })
     }
 
-    async fn call_component_tool(&self, name: String, request: CallToolRequestParams, asking: Asking) -> Result<CallToolResult, ErrorData> {
+    async fn call_component_tool(
+        &self,
+        name: String,
+        request: CallToolRequestParams,
+        asking: Asking,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<CallToolResult, ErrorData> {
         let catalogue = self.catalogue.clone();
         let worker = catalogue.offer.components.as_ref().and_then(|c| c.get(&name)).and_then(Components::worker_of).map(str::to_owned);
         let session = self.session(worker.as_deref()).map_err(|e| ErrorData::internal_error(e, None))?;
         blocking(move || {
             let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
             let tool = components.get(&name).expect("a listed tool");
-            in_session(&session, asking, |session| components.call(tool, session, request.arguments))
+            in_session(&session, asking, |session| components.call(tool, session, request.arguments, cancel))
         })
         .await
     }
@@ -148,6 +166,43 @@ impl WardenMcp {
             None => Box::new(DenyAll),
         };
         Asking { approver: Some(approver), client }
+    }
+}
+
+/// What runs beside a call: a cancellation (`notifications/cancelled`, or
+/// a closed HTTP stream) sets the call's flag; after a second, progress goes
+/// out every second when the client gave a `progressToken`. Stopped on drop.
+struct Watchers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Watchers {
+    fn start(context: &RequestContext<RoleServer>, cancel: Arc<AtomicBool>) -> Watchers {
+        let ct = context.ct.clone();
+        let mut tasks = vec![tokio::spawn(async move {
+            ct.cancelled().await;
+            cancel.store(true, Ordering::Relaxed);
+        })];
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            tasks.push(tokio::spawn(async move {
+                for seconds in 1u32.. {
+                    tokio::time::sleep(PROGRESS_EVERY).await;
+                    let mut note = ProgressNotificationParam::new(token.clone(), f64::from(seconds));
+                    note.message = Some(format!("running for {seconds} s"));
+                    if peer.notify_progress(note).await.is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        Watchers(tasks)
+    }
+}
+
+impl Drop for Watchers {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -230,13 +285,20 @@ impl ServerHandler for WardenMcp {
             },
         };
         let asking = self.asking(&context, deferring);
+        // Waits for a slot; a call cancelled meanwhile never starts.
+        let _slot = tokio::select! {
+            slot = self.catalogue.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let _watchers = Watchers::start(&context, cancel.clone());
         let result = match FileTool::from_name(&tool.name) {
             Some(file_tool) => self.call_file_tool(file_tool, request, asking).await?,
             None if tool.name == shell_tool::NAME => {
                 let catalogue = self.catalogue.clone();
-                blocking(move || catalogue.offer.shell.as_ref().expect("a listed run_command").call(request.arguments)).await?
+                blocking(move || catalogue.offer.shell.as_ref().expect("a listed run_command").call(request.arguments, &cancel)).await?
             }
-            None => self.call_component_tool(name.clone(), request, asking).await?,
+            None => self.call_component_tool(name.clone(), request, asking, cancel).await?,
         };
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {

@@ -2,6 +2,7 @@
 //! `ShellSandbox` for the server's life. Offered when the policy has `shell:`.
 
 use std::ffi::OsString;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,7 +69,7 @@ impl ShellTool {
 
     /// Runs the command, blocking. A time-out or a sandbox that cannot be set
     /// up is `isError`; a command's own failure is its exit code.
-    pub fn call(&self, arguments: Option<JsonObject>) -> CallToolResult {
+    pub fn call(&self, arguments: Option<JsonObject>, cancel: &AtomicBool) -> CallToolResult {
         let args: RunCommandArgs = match crate::args::parse(NAME, arguments) {
             Ok(args) => args,
             Err(message) => return refused(message),
@@ -81,7 +82,7 @@ impl ShellTool {
             None => self.ceiling,
         };
         let argv: Vec<OsString> = ["/bin/sh", "-c", &args.command].iter().map(OsString::from).collect();
-        match self.sandbox.execute_argv(&argv, args.cwd.as_deref(), timeout) {
+        match self.sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
             Err(e) => refused(format!("warden: {e}")),
             Ok(result) => {
                 let timed_out = result.timed_out;

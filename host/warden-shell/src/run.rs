@@ -6,6 +6,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::bwrap;
@@ -16,6 +17,8 @@ use crate::plan::ExecPlan;
 use crate::shield::Shield;
 
 pub const TIMED_OUT: i32 = 124;
+/// The exit code of a cancelled command, as for one stopped by SIGINT.
+pub const CANCELLED: i32 = 130;
 
 /// What a command did. `ok()` is a zero exit within the time limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +60,8 @@ pub struct Job<'a> {
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub timeout: Duration,
+    /// Set from another thread to stop the command and its group.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// A run ends in a result, or in the news that the OS sandbox could not be set up
@@ -100,7 +105,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let child = job.cap.spawn(cmd, inherited.into_iter().flatten().collect())?;
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
-    let Watched { status, stdout: out, stderr: err, timed_out } = watch(child, job.timeout, job.plan.max_output_bytes)?;
+    let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
     for placeholder in &shield.placeholders {
         remove_placeholder(placeholder);
     }
@@ -117,12 +122,17 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     }
     let exit_code = if timed_out {
         TIMED_OUT
+    } else if cancelled {
+        CANCELLED
     } else {
         status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0))
     };
     let mut stderr = String::from_utf8_lossy(&err.bytes).into_owned();
     if timed_out {
         stderr.push_str(&format!("\n[warden: timed out after {} ms; the command and its children were killed]\n", job.timeout.as_millis()));
+    }
+    if cancelled {
+        stderr.push_str("\n[warden: cancelled; the command and its children were killed]\n");
     }
     if exit_code != 0 {
         stderr.push_str(&crate::notes::for_failure(&stderr, job.plan));

@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,14 +98,26 @@ impl ShellSandbox {
     pub async fn execute(&self, command: &str, timeout: Duration) -> Result<ExecutionResult, ShellError> {
         let argv = vec![OsString::from("/bin/sh"), OsString::from("-c"), OsString::from(command)];
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || inner.execute_argv(&argv, None, timeout))
+        tokio::task::spawn_blocking(move || inner.execute_argv(&argv, None, timeout, None))
             .await
             .map_err(|e| ShellError::Spawn(std::io::Error::other(e)))?
     }
 
     /// Runs a program with arguments, blocking; `cwd` is a virtual path.
     pub fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
-        self.inner.execute_argv(argv, cwd, timeout)
+        self.inner.execute_argv(argv, cwd, timeout, None)
+    }
+
+    /// Like [`ShellSandbox::execute_argv`]; setting `cancel` from another
+    /// thread kills the command and its group within 20 ms (exit code 130).
+    pub fn execute_argv_cancellable(
+        &self,
+        argv: &[OsString],
+        cwd: Option<&str>,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<ExecutionResult, ShellError> {
+        self.inner.execute_argv(argv, cwd, timeout, Some(cancel))
     }
 
     /// Nothing outlives a command, so stopping only releases the handles.
@@ -120,7 +133,7 @@ impl ShellSandbox {
 }
 
 impl Inner {
-    fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
+    fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<ExecutionResult, ShellError> {
         if argv.is_empty() {
             return Err(ShellError::Policy("no command given".into()));
         }
@@ -131,7 +144,7 @@ impl Inner {
         let home = cwd.to_string_lossy().into_owned();
         let env = crate::env::build(std::env::vars(), &self.policy_env, &home);
         let backend = self.backend.lock().unwrap().clone();
-        match run(&self.job(&backend, argv, &cwd, &env, timeout))? {
+        match run(&self.job(&backend, argv, &cwd, &env, timeout, cancel))? {
             Outcome::Ran(result) => Ok(result),
             Outcome::SandboxFailed { reason } => {
                 // Fall back only when no sandbox works on this machine, never
@@ -144,7 +157,7 @@ impl Inner {
                 }
                 let fallback = Backend::Unsandboxed { reason };
                 *self.backend.lock().unwrap() = fallback.clone();
-                match run(&self.job(&fallback, argv, &cwd, &env, timeout))? {
+                match run(&self.job(&fallback, argv, &cwd, &env, timeout, cancel))? {
                     Outcome::Ran(result) => Ok(result),
                     Outcome::SandboxFailed { reason } => Err(ShellError::SandboxRequired { reason }),
                 }
@@ -152,8 +165,17 @@ impl Inner {
         }
     }
 
-    fn job<'a>(&'a self, backend: &'a Backend, command: &'a [OsString], cwd: &'a Path, env: &'a [(String, String)], timeout: Duration) -> Job<'a> {
-        Job { plan: &self.plan, backend, seccomp: &self.seccomp, cap: &self.cap, command, cwd, env, timeout }
+    #[allow(clippy::too_many_arguments)]
+    fn job<'a>(
+        &'a self,
+        backend: &'a Backend,
+        command: &'a [OsString],
+        cwd: &'a Path,
+        env: &'a [(String, String)],
+        timeout: Duration,
+        cancel: Option<&'a AtomicBool>,
+    ) -> Job<'a> {
+        Job { plan: &self.plan, backend, seccomp: &self.seccomp, cap: &self.cap, command, cwd, env, timeout, cancel }
     }
 
     /// Where a virtual folder appears to the command: under its mount's host path.

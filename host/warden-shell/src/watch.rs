@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, ChildStderr, ChildStdout, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
@@ -18,24 +19,32 @@ use crate::output::Captured;
 /// the pipes open for ever.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 
+/// How often a cancel flag is looked at while nothing else happens.
+const CANCEL_CHECK: Duration = Duration::from_millis(20);
+
 pub struct Watched {
     pub status: ExitStatus,
     pub stdout: Captured,
     pub stderr: Captured,
     pub timed_out: bool,
+    pub cancelled: bool,
 }
 
-pub fn watch(mut child: Child, timeout: Duration, cap: u64) -> std::io::Result<Watched> {
+/// Watches `child` until it ends, runs out of `timeout`, or `cancel` is set.
+pub fn watch(mut child: Child, timeout: Duration, cap: u64, cancel: Option<&AtomicBool>) -> std::io::Result<Watched> {
     let pgid = Pid::from_child(&child);
     let deadline = Instant::now() + timeout;
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(pgid, rustix::process::PidfdFlags::empty()).ok();
     let mut streams = [Stream::new(child.stdout.take()), Stream::new(child.stderr.take())];
     let mut ended: Option<Instant> = None;
-    let mut timed_out = false;
+    let (mut timed_out, mut cancelled) = (false, false);
     loop {
         let now = Instant::now();
-        if ended.is_none() && (now >= deadline || child.try_wait()?.is_some()) {
-            timed_out = now >= deadline && child.try_wait()?.is_none();
+        let stop = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+        if ended.is_none() && (stop || now >= deadline || child.try_wait()?.is_some()) {
+            let running = child.try_wait()?.is_none();
+            cancelled = stop && running;
+            timed_out = !cancelled && now >= deadline && running;
             // Whatever the command left behind in its group goes too.
             let _ = kill_process_group(pgid, Signal::KILL);
             ended = Some(now);
@@ -46,6 +55,7 @@ pub fn watch(mut child: Child, timeout: Duration, cap: u64) -> std::io::Result<W
             Some(at) => at + DRAIN_GRACE - now,
             // Without a pidfd, look at the child now and then.
             None if pidfd.is_none() => (deadline - now).min(Duration::from_millis(10)),
+            None if cancel.is_some() => (deadline - now).min(CANCEL_CHECK),
             None => deadline - now,
         };
         let mut fds: Vec<PollFd<'_>> = open.iter().map(|&i| PollFd::from_borrowed_fd(streams[i].pipe().as_fd(), PollFlags::IN)).collect();
@@ -67,7 +77,7 @@ pub fn watch(mut child: Child, timeout: Duration, cap: u64) -> std::io::Result<W
     }
     let status = child.wait()?;
     let [out, err] = streams;
-    Ok(Watched { status, stdout: out.captured.finish(cap), stderr: err.captured.finish(cap), timed_out })
+    Ok(Watched { status, stdout: out.captured.finish(cap), stderr: err.captured.finish(cap), timed_out, cancelled })
 }
 
 /// One of the command's output pipes, read until it closes.

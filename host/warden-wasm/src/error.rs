@@ -27,7 +27,14 @@ pub enum RunError {
     Trap(String),
     #[error("{0}")]
     Usage(String),
+    #[error("the call was cancelled")]
+    Cancelled,
 }
+
+/// What stops a run whose cancel flag was set.
+#[derive(Debug, thiserror::Error)]
+#[error("cancelled")]
+pub(crate) struct Cancelled;
 
 fn humantime_ms(d: Duration) -> String {
     if d.subsec_millis() == 0 { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
@@ -44,6 +51,9 @@ pub(crate) struct HitLimits {
 pub(crate) fn classify(err: wasmtime::Error, limits: HitLimits) -> RunError {
     if let Some(e) = err.downcast_ref::<MemoryLimitExceeded>() {
         return RunError::MemoryLimit(MemoryLimitExceeded { limit: e.limit });
+    }
+    if err.downcast_ref::<Cancelled>().is_some() {
+        return RunError::Cancelled;
     }
     if let Some(e) = err.downcast_ref::<OutputLimitExceeded>() {
         return RunError::OutputLimit(OutputLimitExceeded { stream: e.stream, limit: e.limit });

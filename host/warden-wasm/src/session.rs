@@ -1,13 +1,16 @@
 //! One run or call: a fresh store built from a [`RunConfig`], and what comes out of it.
 
-use wasmtime::Store;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use wasmtime::{Store, UpdateDeadline};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use warden_fs::Denial;
 
 use crate::deterministic::make_deterministic;
-use crate::error::{classify, HitLimits, RunError};
+use crate::error::{classify, Cancelled, HitLimits, RunError};
 use crate::fs_guard::{FsGuard, GuardedPreopen, SandboxLists};
 use crate::limits::{MemoryLimiter, RunLimits};
 use crate::log::{LogLine, ToolLog};
@@ -41,6 +44,9 @@ pub struct RunConfig {
     pub stdin: Stdin,
     pub stdout: Sink,
     pub stderr: Sink,
+    /// Set to stop the run from another thread (within one epoch tick):
+    /// it ends with [`RunError::Cancelled`](crate::RunError::Cancelled).
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for RunConfig {
@@ -56,6 +62,7 @@ impl Default for RunConfig {
             stdin: Stdin::Empty,
             stdout: Sink::Capture,
             stderr: Sink::Capture,
+            cancel: None,
         }
     }
 }
@@ -121,8 +128,27 @@ impl Session {
             // Far beyond any run, and safe to add to the current epoch.
             None => u64::MAX / 2,
         };
-        store.set_epoch_deadline(ticks);
-        store.epoch_deadline_trap();
+        match &config.cancel {
+            None => {
+                store.set_epoch_deadline(ticks);
+                store.epoch_deadline_trap();
+            }
+            // Every tick, look at the flag, then at the time left.
+            Some(cancel) => {
+                let (cancel, mut left) = (cancel.clone(), ticks);
+                store.set_epoch_deadline(1);
+                store.epoch_deadline_callback(move |_| {
+                    left = left.saturating_sub(1);
+                    if cancel.load(Ordering::Relaxed) {
+                        Err(Cancelled.into())
+                    } else if left == 0 {
+                        Ok(UpdateDeadline::Interrupt)
+                    } else {
+                        Ok(UpdateDeadline::Continue(1))
+                    }
+                });
+            }
+        }
         Session { store, stdout, stderr, initial_fuel, hit: HitLimits { timeout: limits.timeout, fuel: limits.fuel } }
     }
 

@@ -161,6 +161,17 @@ fn a_stuck_tool_is_stopped_and_the_runtime_serves_the_next_call() {
     assert_eq!(call("spin"), "the tool ran past its time limit of 200ms");
     assert_eq!(call("hog"), "the tool tried to use more than the memory limit of 67108864 bytes");
     assert_eq!(call("trap"), "the tool trapped: wasm trap: wasm `unreachable` instruction executed");
+    // A flag set from another thread stops it at the next epoch tick.
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let long = warden_wasm::RunConfig { cancel: Some(cancel.clone()), limits: warden_wasm::RunLimits { timeout: Some(Duration::from_secs(60)), ..config.limits }, ..warden_wasm::RunConfig::default() };
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    assert!(matches!(runtime.call(&loaded, &long, "spin", "{}"), Err(RunError::Cancelled)));
+    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+    setter.join().unwrap();
     let echo = load(&runtime, "echo.wasm");
     assert_eq!(runtime.call(&echo, &config, "echo", "{\"a\":1}").unwrap().result, Ok("{\"a\":1}".to_owned()));
 }

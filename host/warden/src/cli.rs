@@ -249,6 +249,9 @@ pub struct McpArgs {
     /// request; needed to serve an address other than loopback.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
+    /// Tool calls that may run at once, over all clients; the rest wait [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: Option<u32>,
     #[command(flatten)]
     pub approvals: ApprovalArgs,
 }

@@ -33,10 +33,11 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
     let audit = args.approvals.audit.clone().or_else(|| policy.audit.clone());
     warden_mcp::log_to_stderr();
+    let max_concurrent = args.max_concurrent.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |n| n as usize);
     let components = if policy.tools.is_empty() {
         None
     } else {
-        let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 16 })
+        let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: max_concurrent as u32 })
             .map_err(|e| Failure::usage(format!("warden: {e}")))?;
         let components = Components::load(&policy, runtime).map_err(|e| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display())))?;
         for refusal in &components.refused {
@@ -65,7 +66,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
             .map_err(|e| format!("cannot open the audit log: {e}"))?;
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
-    let server = WardenMcp::new(Offer { file_tools, worker, components, shell, answers_in_advance, new_session }).map_err(Failure::usage)?;
+    let offer = Offer { file_tools, worker, components, shell, answers_in_advance, max_concurrent, new_session };
+    let server = WardenMcp::new(offer).map_err(Failure::usage)?;
     let served = match args.http {
         None => warden_mcp::run_stdio(server),
         Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }),

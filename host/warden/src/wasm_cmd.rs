@@ -190,7 +190,7 @@ fn run_failure(e: RunError) -> Failure {
         RunError::Timeout { .. } => TIMED_OUT,
         RunError::OutOfFuel { .. } | RunError::MemoryLimit(_) | RunError::OutputLimit(_) | RunError::Trap(_) => TRAPPED,
         RunError::Unenforceable(_) | RunError::Usage(_) => Failure::USAGE,
-        RunError::Load { .. } | RunError::Instantiate(_) => Failure::FAILED,
+        RunError::Load { .. } | RunError::Instantiate(_) | RunError::Cancelled => Failure::FAILED,
     };
     Failure { status, message: format!("warden: {e}") }
 }
