@@ -3,7 +3,9 @@
 //! each kind of refusal, and bad input that leaves the server serving.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -13,7 +15,8 @@ use super::Fixture;
 struct Client {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The server's stdout, line by line, from a thread of its own.
+    lines: Receiver<String>,
     next_id: u64,
     /// `Some` for 2026-07-28: the `_meta` every request carries.
     meta: Option<Value>,
@@ -50,7 +53,15 @@ impl Client {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Client { child, stdin, stdout, next_id: 1, meta: None }
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Client { child, stdin, lines, next_id: 1, meta: None }
     }
 
     /// Starts a server and opens a session in `revision`.
@@ -85,10 +96,30 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// The next message; a test fails, rather than hangs, when none comes.
     fn read(&mut self) -> Value {
-        let mut line = String::new();
-        assert_ne!(self.stdout.read_line(&mut line).unwrap(), 0, "the server closed stdout");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+        self.read_within(Duration::from_secs(60)).expect("no message from the server in 60 s")
+    }
+
+    fn read_within(&mut self, wait: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+        }
+    }
+
+    /// Reads until a message with `method` comes, within `wait`.
+    fn wait_for(&mut self, method: &str, wait: Duration) -> Option<Value> {
+        let until = std::time::Instant::now() + wait;
+        while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+            match self.read_within(left) {
+                Some(message) if message["method"] == method => return Some(message),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
     }
 
     /// Sends a request and returns its whole response (result or error).
@@ -592,4 +623,31 @@ fn a_long_call_reports_progress_when_asked_to() {
     assert!(!progress.is_empty(), "no progress in 2.5 s");
     assert_eq!((progress[0]["progressToken"].clone(), progress[0]["progress"].clone()), (json!("p-1"), json!(1.0)));
     assert_eq!(progress[0]["message"], "running for 1 s");
+}
+
+#[test]
+fn watch_swaps_in_a_changed_policy_tells_the_clients_and_keeps_the_old_one_when_invalid() {
+    let f = Fixture::new();
+    let (mut old, info) = Client::connect(&f, OLD, &["--watch"]);
+    assert_eq!(info["capabilities"]["tools"]["listChanged"], true, "{info}");
+    let (mut new, _) = Client::connect(&f, NEW, &["--watch"]);
+    let listen = new.start_request("subscriptions/listen", json!({ "notifications": { "toolsListChanged": true } }));
+    assert!(new.wait_for("notifications/subscriptions/acknowledged", Duration::from_secs(10)).is_some(), "subscription {listen} not acknowledged");
+    let count = |c: &mut Client| c.request("tools/list", json!({}))["tools"].as_array().unwrap().len();
+    assert_eq!(count(&mut old), 7);
+    // Both servers watch the same file: one edit reaches both.
+    std::thread::sleep(Duration::from_millis(1100));
+    policy_with(&f, &format!("tools:\n  textkit: {{ component: {} }}\n", guest("textkit.wasm")));
+    assert!(old.wait_for("notifications/tools/list_changed", Duration::from_secs(20)).is_some(), "no list_changed for the 2025-11-25 client");
+    assert!(new.wait_for("notifications/tools/list_changed", Duration::from_secs(20)).is_some(), "no list_changed for the 2026-07-28 subscription");
+    assert_eq!(count(&mut old), 10);
+    let counted = old.call("textkit__count", json!({ "path": "/portfolio/notes.md" }));
+    assert_eq!((counted["isError"].clone(), counted["content"][0]["text"].clone()), (json!(false), json!(r#"{"path":"/portfolio/notes.md","lines":0,"words":2,"bytes":11}"#)));
+    // An edit that breaks the policy changes nothing, and says why.
+    std::thread::sleep(Duration::from_millis(1100));
+    f.file("policy.yaml", "version: 1\nsandbox: { paths: { portfolio: { root: ./nowhere } } }\n");
+    std::thread::sleep(Duration::from_millis(2000));
+    assert_eq!(count(&mut old), 10);
+    assert!(server_log(&f).contains("warden: the policy changed but cannot be used (invalid policy: "), "{}", server_log(&f));
+    assert!(old.read_within(Duration::from_millis(100)).is_none());
 }

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
+use crate::reload::Reloader;
 use crate::server::WardenMcp;
 use crate::stdio::MAX_MESSAGE_BYTES;
 
@@ -23,14 +24,20 @@ pub struct HttpOptions {
 }
 
 /// Serves `server` over HTTP until interrupted, on a runtime of its own.
-pub fn run_http(server: WardenMcp, options: HttpOptions) -> Result<(), String> {
+pub fn run_http(server: WardenMcp, options: HttpOptions, reloader: Option<Reloader>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(serve_http(server, options, async {
-        let _ = tokio::signal::ctrl_c().await;
-    }))
+    runtime.block_on(async move {
+        if let Some(reloader) = reloader {
+            crate::reload::spawn(server.clone(), reloader);
+        }
+        serve_http(server, options, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+    })
 }
 
 /// Serves `server` over HTTP until `stop` completes.

@@ -6,17 +6,22 @@
 //! `rmcp`, the official Rust SDK; the CLI only parses flags and calls in here.
 
 mod args;
+mod calls;
+mod catalogue;
 mod component_tools;
 mod elicit;
 mod file_tools;
 mod http;
+mod reload;
 mod server;
 mod shell_tool;
 mod stdio;
 
 pub use component_tools::{is_valid_tool_name, Components};
 pub use http::{run_http, serve_http, HttpOptions};
-pub use server::{refused, Offer, SessionFactory, WardenMcp};
+pub use catalogue::{Offer, SessionFactory};
+pub use reload::{Rebuild, Reloader};
+pub use server::{refused, WardenMcp};
 pub use shell_tool::ShellTool;
 pub use stdio::{run_stdio, serve_stdio};
 

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use crate::reload::Reloader;
 use crate::server::WardenMcp;
 
 /// The longest message read, like the HTTP transport's body limit; a longer
@@ -22,12 +23,17 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
 /// Serves `server` on stdin and stdout until the client closes them, on a
 /// runtime of its own.
-pub fn run_stdio(server: WardenMcp) -> Result<(), String> {
+pub fn run_stdio(server: WardenMcp, reloader: Option<Reloader>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(serve_stdio(server))
+    runtime.block_on(async move {
+        if let Some(reloader) = reloader {
+            crate::reload::spawn(server.clone(), reloader);
+        }
+        serve_stdio(server).await
+    })
 }
 
 /// Serves `server` on stdin and stdout until the client closes them.

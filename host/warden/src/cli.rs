@@ -252,6 +252,12 @@ pub struct McpArgs {
     /// Tool calls that may run at once, over all clients; the rest wait [default: the number of cores].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: Option<u32>,
+    /// Look at the policy file and its components twice a second: a change is
+    /// validated and swapped in, and clients are told the tool list changed;
+    /// a policy that cannot be used keeps the old one. Without it the tool
+    /// list is fixed for the server's life.
+    #[arg(long)]
+    pub watch: bool,
     #[command(flatten)]
     pub approvals: ApprovalArgs,
 }

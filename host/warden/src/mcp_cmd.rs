@@ -1,7 +1,9 @@
 //! `warden mcp`: the policy's sandbox served to an agent over MCP.
 
+use std::path::PathBuf;
+
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Components, HttpOptions, Offer, SessionFactory, ShellTool, WardenMcp};
+use warden_mcp::{Components, HttpOptions, Offer, Reloader, SessionFactory, ShellTool, WardenMcp};
 use warden_shell::ShellSandbox;
 use warden_wasm::{Runtime, RuntimeOptions};
 
@@ -9,31 +11,47 @@ use crate::cli::McpArgs;
 use crate::exit::Failure;
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
-    let policy = warden_policy::load(&args.policy)?;
-    let token = match &args.token_file {
-        None => None,
-        Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--token-file {}: {e}", file.display())))?;
-            let token = text.trim().to_owned();
-            if token.is_empty() {
-                return Err(Failure::usage(format!("--token-file {}: the file is empty", file.display())));
-            }
-            Some(token)
-        }
-    };
+    let token = token(&args)?;
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
         && token.is_none()
     {
         return Err(Failure::usage(format!("--http {addr}: not a loopback address; serving it needs --token-file")));
     }
+    warden_mcp::log_to_stderr();
+    let max_concurrent = args.max_concurrent.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |n| n as usize);
+    let (first, files) = offer(&args, max_concurrent)?;
+    let server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
+    let http = args.http;
+    let reloader = args.watch.then(|| Reloader {
+        files,
+        rebuild: Box::new(move || offer(&args, max_concurrent).map_err(|f| f.message)),
+    });
+    let served = match http {
+        None => warden_mcp::run_stdio(server, reloader),
+        Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }, reloader),
+    };
+    served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
+}
+
+fn token(args: &McpArgs) -> Result<Option<String>, Failure> {
+    let Some(file) = &args.token_file else { return Ok(None) };
+    let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--token-file {}: {e}", file.display())))?;
+    let token = text.trim().to_owned();
+    if token.is_empty() {
+        return Err(Failure::usage(format!("--token-file {}: the file is empty", file.display())));
+    }
+    Ok(Some(token))
+}
+
+/// What the policy file offers now, and the files that offer came from.
+fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>), Failure> {
+    let policy = warden_policy::load(&args.policy)?;
     let rules = crate::approve::answers(&args.approvals)?;
     let answers_in_advance = !rules.is_empty();
     // An unusable worker is an unusable policy before anything is served.
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
     let audit = args.approvals.audit.clone().or_else(|| policy.audit.clone());
-    warden_mcp::log_to_stderr();
-    let max_concurrent = args.max_concurrent.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |n| n as usize);
     let components = if policy.tools.is_empty() {
         None
     } else {
@@ -45,7 +63,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         }
         Some(components)
     };
-    let (file_tools, worker) = (policy.mcp.file_tools, args.worker.clone());
+    let worker = args.worker.clone();
     // One shell sandbox for the server's life, over the sandbox in effect of a
     // session nobody answers: mounts that need approval are hidden or read-only.
     let shell = if policy.shell_section {
@@ -55,6 +73,9 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     } else {
         None
     };
+    let mut files = vec![policy.file.clone()];
+    files.extend(policy.tools.values().map(|t| t.component.clone()));
+    let file_tools = policy.mcp.file_tools;
     // Each client connection gets its own sessions (one per worker used): its own grants.
     let new_session: SessionFactory = Box::new(move |worker| {
         let approver: Box<dyn Approver> =
@@ -66,11 +87,5 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
             .map_err(|e| format!("cannot open the audit log: {e}"))?;
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
-    let offer = Offer { file_tools, worker, components, shell, answers_in_advance, max_concurrent, new_session };
-    let server = WardenMcp::new(offer).map_err(Failure::usage)?;
-    let served = match args.http {
-        None => warden_mcp::run_stdio(server),
-        Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }),
-    };
-    served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
+    Ok((Offer { file_tools, worker: args.worker.clone(), components, shell, answers_in_advance, new_session }, files))
 }

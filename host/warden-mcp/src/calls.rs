@@ -1,0 +1,80 @@
+//! What runs around one tool call: who answers its approval requests, its
+//! cancellation and progress, and the blocking thread it runs on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use warden_fs::approval::{ApprovalSession, Approver};
+
+/// How often a long call reports progress, from its first second on.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Who answers the approval requests of one call, and the client's name.
+pub struct Asking {
+    pub approver: Option<Box<dyn Approver>>,
+    pub client: Option<String>,
+}
+
+/// What runs beside a call: a cancellation (`notifications/cancelled`, or
+/// a closed HTTP stream) sets the call's flag; after a second, progress goes
+/// out every second when the client gave a `progressToken`. Stopped on drop.
+pub struct Watchers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Watchers {
+    pub fn start(context: &RequestContext<RoleServer>, cancel: Arc<AtomicBool>) -> Watchers {
+        let ct = context.ct.clone();
+        let mut tasks = vec![tokio::spawn(async move {
+            ct.cancelled().await;
+            cancel.store(true, Ordering::Relaxed);
+        })];
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            tasks.push(tokio::spawn(async move {
+                for seconds in 1u32.. {
+                    tokio::time::sleep(PROGRESS_EVERY).await;
+                    let mut note = ProgressNotificationParam::new(token.clone(), f64::from(seconds));
+                    note.message = Some(format!("running for {seconds} s"));
+                    if peer.notify_progress(note).await.is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+        Watchers(tasks)
+    }
+}
+
+impl Drop for Watchers {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Runs `f` on the session with this call's approver and client, then gives
+/// the session its own approver back.
+pub fn in_session<T>(session: &Mutex<ApprovalSession>, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> T {
+    let mut session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    session.set_client(asking.client);
+    let own = asking.approver.map(|approver| session.set_approver(approver));
+    let out = f(&mut session);
+    if let Some(own) = own {
+        session.set_approver(own);
+    }
+    out
+}
+
+/// The client takes form elicitations (2025-11-25 capabilities).
+pub fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Runs blocking work (the filesystem, a component) off the async threads.
+pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ErrorData::internal_error(format!("the tool stopped: {e}"), None))
+}

@@ -1,0 +1,66 @@
+//! What the server offers, and its tool list, checked once per policy.
+
+use rmcp::model::Tool;
+use warden_fs::approval::ApprovalSession;
+
+use crate::component_tools::Components;
+use crate::file_tools::FileTool;
+use crate::shell_tool::{self, ShellTool};
+
+/// Makes a fresh approval session, for a worker (or the program when `None`),
+/// for each client connection that needs one.
+pub type SessionFactory = Box<dyn Fn(Option<&str>) -> Result<ApprovalSession, String> + Send + Sync>;
+
+/// What the server offers, the same for every client.
+pub struct Offer {
+    pub file_tools: bool,
+    /// Whose sandbox the file tools use: `--worker`, or the program's.
+    pub worker: Option<String>,
+    pub components: Option<Components>,
+    /// `run_command`, when the policy has `shell:`.
+    pub shell: Option<ShellTool>,
+    /// `--approve`/`--answers` were given: the sessions' own approver answers,
+    /// and the person at the client is never asked.
+    pub answers_in_advance: bool,
+    pub new_session: SessionFactory,
+}
+
+/// An offer with its tool list.
+pub struct Catalogue {
+    pub offer: Offer,
+    pub tools: Vec<Tool>,
+}
+
+impl Catalogue {
+    /// Two tools with one name is an error naming both.
+    pub fn new(offer: Offer) -> Result<Catalogue, String> {
+        let mut tools: Vec<Tool> = Vec::new();
+        if offer.file_tools {
+            tools.extend(FileTool::ALL.iter().map(|t| t.definition()));
+        }
+        if let Some(shell) = &offer.shell {
+            tools.push(shell.definition.clone());
+        }
+        if let Some(components) = &offer.components {
+            for tool in &components.tools {
+                if let Some(other) = tools.iter().find(|t| t.name == tool.definition.name) {
+                    return Err(format!("two tools are named '{}': {} and {}", other.name, describe(other), describe(&tool.definition)));
+                }
+                tools.push(tool.definition.clone());
+            }
+        }
+        Ok(Catalogue { offer, tools })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+fn describe(tool: &Tool) -> String {
+    match FileTool::from_name(&tool.name) {
+        Some(_) => "a file tool".to_owned(),
+        None if tool.name == shell_tool::NAME => "the shell tool".to_owned(),
+        None => format!("a tool of component '{}'", tool.name.split("__").next().unwrap_or_default()),
+    }
+}

@@ -1,0 +1,61 @@
+//! `--watch`: the policy file and the components it declares are looked at
+//! twice a second; a change is validated and swapped in, and the clients are
+//! told. A policy that cannot be used keeps the old one, and says why.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use crate::catalogue::Offer;
+use crate::server::WardenMcp;
+
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+
+/// Makes the offer anew from the files, and says which files it came from.
+pub type Rebuild = Box<dyn Fn() -> Result<(Offer, Vec<PathBuf>), String> + Send + Sync>;
+
+pub struct Reloader {
+    /// The policy file and the component files it declares.
+    pub files: Vec<PathBuf>,
+    pub rebuild: Rebuild,
+}
+
+/// What a file looks like from outside: changed when this changes.
+fn stamps(files: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
+    files.iter().map(|f| std::fs::metadata(f).ok().and_then(|m| Some((m.modified().ok()?, m.len())))).collect()
+}
+
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr(), "warden: {message}");
+}
+
+/// Watches on the current runtime until the server stops.
+pub fn spawn(server: WardenMcp, reloader: Reloader) {
+    let Reloader { mut files, rebuild } = reloader;
+    let rebuild = std::sync::Arc::new(rebuild);
+    tokio::spawn(async move {
+        let mut seen = stamps(&files);
+        loop {
+            tokio::time::sleep(LOOK_EVERY).await;
+            let now = stamps(&files);
+            if now == seen {
+                continue;
+            }
+            seen = now;
+            let rebuild = rebuild.clone();
+            // Loading components compiles them: off the async threads.
+            let rebuilt = tokio::task::spawn_blocking(move || rebuild()).await.unwrap_or_else(|e| Err(e.to_string()));
+            match rebuilt {
+                Ok((offer, new_files)) => match server.reload(offer).await {
+                    Ok(()) => {
+                        files = new_files;
+                        seen = stamps(&files);
+                        say("the policy changed: its new tools are served");
+                    }
+                    Err(e) => say(&format!("the policy changed but cannot be used ({e}); the old one stays")),
+                },
+                Err(e) => say(&format!("the policy changed but cannot be used ({e}); the old one stays")),
+            }
+        }
+    });
+}
