@@ -56,3 +56,7 @@ step suggest --audit "$scratch/audit.jsonl"
 echo "overwrite" | step fs --policy "$policy" write /pipeline/status.md
 step fs --policy "$policy" --worker analyzer list /
 step fs --policy "$policy" --worker analyzer read /portfolio/notes.md
+
+# An agent's view: the official Python MCP SDK drives `warden mcp` over stdio.
+printf '\n$ warden mcp --policy %s   (driven by the Python MCP SDK; an approval asked of the person)\n' "$policy"
+"$repo/.tools/py/bin/python" "$repo/policies/mcp_demo.py" "$warden" "$policy"
