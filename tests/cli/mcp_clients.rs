@@ -23,7 +23,7 @@ fn run_client(script: &str) -> String {
 
 #[test]
 fn the_python_sdk_works_in_both_revisions_over_stdio_and_http_with_approvals() {
-    assert_eq!(run_client("mcp_sdk.py"), "ok stdio-2025\nok stdio-2026\nok http-2025\nok http-2026\n");
+    assert_eq!(run_client("mcp_sdk.py"), "ok stdio-2025\nok stdio-2026\nok http-2025\nok http-2026\nok two-http-clients\n");
 }
 
 #[test]

@@ -50,9 +50,13 @@ impl Server {
 
     /// POSTs `body` to /mcp; returns the status, the headers (lowercase names) and the body.
     fn post(&self, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
+        self.send("POST", headers, body)
+    }
+
+    fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+            "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
             self.port,
             body.len()
@@ -147,6 +151,10 @@ fn both_revisions_work_over_http() {
         json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } } }),
     );
     assert_eq!(read["result"]["structuredContent"]["content"], "hello notes");
+    // Ending the session answers 204 (clients warn on rmcp's 202); the id is then unknown.
+    let ended = &[("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+    assert_eq!(server.send("DELETE", ended, "").0, 204);
+    assert_eq!(server.post(ended, &json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/list" }).to_string()).0, 404);
     // 2026-07-28: no session, the protocol version and client in every request's _meta.
     let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                        "io.modelcontextprotocol/clientInfo": { "name": "http-test", "version": "1" },

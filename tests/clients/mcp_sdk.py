@@ -94,6 +94,34 @@ async def session(name, server, mode):
     print(f"ok {name}")
 
 
+async def two_clients_at_once(url):
+    """Two HTTP sessions open together: a grant for one is not a grant for the other."""
+    alice, bob = Person(), Person()
+    info = lambda n: types.Implementation(name=n, version="1")
+    async with Client(url, mode="legacy", elicitation_callback=alice, client_info=info("alice")) as a, \
+            Client(url, mode="legacy", elicitation_callback=bob, client_info=info("bob")) as b:
+        alice.decisions, bob.decisions = ["session"], ["deny"]
+        first_a, first_b = await asyncio.gather(
+            a.call_tool("write_file", {"path": "/portfolio/drafts/alice-1.md", "content": "a"}),
+            b.call_tool("write_file", {"path": "/portfolio/drafts/bob-1.md", "content": "b"}),
+        )
+        assert not first_a.is_error, text(first_a)
+        assert first_b.is_error and text(first_b) == "Cannot write to '/portfolio/drafts/bob-1.md': the user declined access.\nWritable paths: none", text(first_b)
+        # Alice's session grant covers her next write; Bob is asked again and refused again.
+        bob.decisions = ["deny"]
+        second_a, second_b = await asyncio.gather(
+            a.call_tool("write_file", {"path": "/portfolio/drafts/alice-2.md", "content": "a"}),
+            b.call_tool("write_file", {"path": "/portfolio/drafts/bob-2.md", "content": "b"}),
+        )
+        assert not second_a.is_error and second_b.is_error, (text(second_a), text(second_b))
+        assert (len(alice.forms), len(bob.forms)) == (1, 2), (alice.forms, bob.forms)
+    drafts = os.listdir(os.path.join(ROOT, "portfolio/drafts"))
+    assert "alice-2.md" in drafts and not any(d.startswith("bob") for d in drafts), drafts
+    clients = [(l["client"], l["decision"]) for l in audit_lines() if l["client"] in ("alice", "bob")]
+    assert sorted(clients) == [("alice", "allow"), ("bob", "deny"), ("bob", "deny")], clients
+    print("ok two-http-clients")
+
+
 async def main():
     setup()
     stdio = StdioServerParameters(command=WARDEN, args=["mcp", "--policy", POLICY])
@@ -106,6 +134,7 @@ async def main():
         url = f"http://127.0.0.1:{port}/mcp"
         await session("http-2025", url, "legacy")
         await session("http-2026", url, "auto")
+        await two_clients_at_once(url)
     finally:
         server.kill()
 

@@ -60,7 +60,7 @@ pub async fn serve_http(server: WardenMcp, options: HttpOptions, stop: impl Futu
     let template = server;
     let new_client = move || template.another_client().map_err(std::io::Error::other);
     let service = StreamableHttpService::new(new_client, Arc::new(LocalSessionManager::default()), config);
-    let mut app = axum::Router::new().nest_service("/mcp", service);
+    let mut app = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(session_end_is_no_content));
     if let Some(token) = options.token {
         app = app.layer(axum::middleware::from_fn_with_state(Arc::new(token), bearer));
     }
@@ -91,6 +91,17 @@ async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) 
         return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "a valid Bearer token is required\n").into_response();
     }
     next.run(request).await
+}
+
+/// rmcp answers a session's DELETE with 202; the Python SDK takes anything but
+/// 200 or 204 for a failure and warns on every close.
+async fn session_end_is_no_content(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Compares without returning early, so that the time taken tells nothing of the token.

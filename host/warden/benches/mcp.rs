@@ -1,0 +1,279 @@
+//! `warden mcp`, measured side by side in one run (release build):
+//! - round trips over stdio from a Rust client, one call at a time, each next
+//!   to the same operation through the library in-process: `read_file` of
+//!   4 KiB, the C `echo` component tool, `run_command /bin/true` (and raw bwrap
+//!   with Warden's mounts and flags);
+//! - throughput over HTTP: 8 clients, each on its own keep-alive connection,
+//!   calling `echo` (stateless 2026-07-28 requests) for 5 seconds.
+//!
+//! Goals: `read_file` p50 ≤ 100 µs; `echo` p50 ≤ 150 µs; `run_command` ≤ 1.25×
+//! raw bwrap; HTTP ≥ 5,000 calls/s. Needs `guests/build.sh` and bubblewrap.
+//! Run: cargo bench -p warden --bench mcp
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const ROUNDS: usize = 1500;
+const COMMAND_ROUNDS: usize = 150;
+
+fn main() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let echo = repo.join("guests/out/echo.wasm");
+    assert!(echo.exists(), "run guests/build.sh first");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("proj")).unwrap();
+    std::fs::write(dir.path().join("proj/four.md"), "x".repeat(4096)).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!("version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n  shell: {{}}\ntools:\n  echo: {{ component: {} }}\n", echo.display()),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+
+    // In-process, the library.
+    let loaded_policy = warden_policy::load(&policy).unwrap();
+    let sandbox = warden_fs::Sandbox::open(&loaded_policy).unwrap();
+    let runtime = warden_wasm::Runtime::new(warden_wasm::RuntimeOptions { cache_dir: Some(cache.clone()), max_concurrent: 8 }).unwrap();
+    let loaded = runtime.load_file(&echo).unwrap();
+    let shell = warden_shell::ShellSandbox::new(&loaded_policy, None).unwrap();
+    let shield = warden_shell::Shield::for_plan(shell.plan()).unwrap();
+    let true_argv = [OsString::from("/bin/true")];
+    let raw = warden_shell::bwrap_args(shell.plan(), &shield, &shell.plan().default_cwd, None, None, &true_argv);
+
+    // Over stdio.
+    let mut server = Stdio1::start(&policy, &cache);
+    let ops: Vec<(&str, Value)> = vec![
+        ("read_file", json!({ "path": "/proj/four.md" })),
+        ("echo__echo", json!({ "a": 1 })),
+        ("run_command", json!({ "command": "/bin/true" })),
+    ];
+    let mut samples: Vec<(&str, Vec<Duration>)> = ["read_file over MCP", "read 4 KiB, library", "echo over MCP", "echo, library"]
+        .iter()
+        .map(|n| (*n, Vec::new()))
+        .collect();
+    for round in 0..ROUNDS + 100 {
+        let keep = round >= 100;
+        let mut time = |i: usize, f: &mut dyn FnMut()| {
+            let start = Instant::now();
+            f();
+            if keep {
+                samples[i].1.push(start.elapsed());
+            }
+        };
+        time(0, &mut || assert!(server.call(ops[0].0, &ops[0].1)["isError"] == false));
+        time(1, &mut || assert_eq!(sandbox.read("/proj/four.md", warden_fs::ReadOptions::default()).unwrap().text.len(), 4096));
+        time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false));
+        time(3, &mut || assert!(runtime.call(&loaded, &warden_wasm::RunConfig::default(), "echo", "{\"a\":1}").unwrap().result.is_ok()));
+    }
+    let mut commands: Vec<(&str, Vec<Duration>)> =
+        vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv /bin/true, library", Vec::new()), ("raw bwrap", Vec::new())];
+    for round in 0..COMMAND_ROUNDS + 10 {
+        let keep = round >= 10;
+        let mut time = |i: usize, f: &mut dyn FnMut()| {
+            let start = Instant::now();
+            f();
+            if keep {
+                commands[i].1.push(start.elapsed());
+            }
+        };
+        time(0, &mut || assert!(server.call(ops[2].0, &ops[2].1)["isError"] == false));
+        time(1, &mut || assert!(shell.execute_argv(&true_argv, None, Duration::from_secs(10)).unwrap().ok()));
+        time(2, &mut || {
+            for p in &shield.placeholders {
+                let _ = std::fs::remove_file(p);
+            }
+            let status = Command::new(warden_shell::bwrap_path()).args(&raw).stdout(Stdio::null()).status().unwrap();
+            assert!(status.success());
+        });
+        for p in &shield.placeholders {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    drop(server);
+
+    println!("| operation ({ROUNDS} round trips each, interleaved) | p50 | p99 |");
+    println!("|---|---|---|");
+    for (name, s) in &mut samples {
+        let (p50, p99) = percentiles(s);
+        println!("| {name} | {:.1} µs | {:.1} µs |", micros(p50), micros(p99));
+    }
+    println!();
+    println!("| command ({COMMAND_ROUNDS} runs each, interleaved) | p50 | p99 | vs raw bwrap |");
+    println!("|---|---|---|---|");
+    let raw_p50 = percentiles(&mut commands[2].1.clone()).0;
+    for (name, s) in &mut commands {
+        let (p50, p99) = percentiles(s);
+        println!("| {name} | {:.2} ms | {:.2} ms | {:.2}× |", micros(p50) / 1000.0, micros(p99) / 1000.0, p50.as_secs_f64() / raw_p50.as_secs_f64());
+    }
+    println!();
+    let rate = http_throughput(&policy, &cache);
+    println!("HTTP, 8 clients calling echo for 5 s: {rate:.0} calls/s (goal ≥ 5,000)");
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    (samples[samples.len() / 2], samples[samples.len() * 99 / 100])
+}
+
+/// A `warden mcp` over stdio, initialized (2025-11-25).
+struct Stdio1 {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    id: u64,
+}
+
+impl Stdio1 {
+    fn start(policy: &Path, cache: &Path) -> Stdio1 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["mcp", "--policy", policy.to_str().unwrap(), "--max-concurrent", "8"])
+            .env("WARDEN_CACHE_DIR", cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Stdio1 { child, stdin, stdout, id: 0 };
+        s.request("initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }));
+        s.line(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        s
+    }
+
+    fn line(&mut self, message: &Value) {
+        let mut text = message.to_string();
+        text.push('\n');
+        self.stdin.write_all(text.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        self.line(&json!({ "jsonrpc": "2.0", "id": self.id, "method": method, "params": params }));
+        loop {
+            let mut reply = String::new();
+            self.stdout.read_line(&mut reply).unwrap();
+            let v: Value = serde_json::from_str(&reply).unwrap();
+            if v["id"] == json!(self.id) {
+                return v["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: &Value) -> Value {
+        self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
+    }
+}
+
+impl Drop for Stdio1 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Calls per second of 8 clients calling `echo` over HTTP for 5 seconds.
+fn http_throughput(policy: &Path, cache: &Path) -> f64 {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["mcp", "--policy", policy.to_str().unwrap(), "--http", "127.0.0.1:0", "--max-concurrent", "8"])
+        .env("WARDEN_CACHE_DIR", cache)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let port: u16 = first.trim().rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let (stop, done) = (stop.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                conn.set_nodelay(true).unwrap();
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                    "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                               "io.modelcontextprotocol/clientInfo": { "name": "bench", "version": "1" },
+                               "io.modelcontextprotocol/clientCapabilities": {} },
+                    "name": "echo__echo", "arguments": { "a": 1 } } })
+                .to_string();
+                let request = format!(
+                    "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+                     Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+                     Mcp-Method: tools/call\r\nMcp-Name: echo__echo\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                while !stop.load(Ordering::Relaxed) {
+                    conn.write_all(request.as_bytes()).unwrap();
+                    let reply = read_response(&mut reader);
+                    assert!(reply.contains("\"isError\":false"), "{reply}");
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let start_count = done.load(Ordering::Relaxed);
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_secs(5));
+    let calls = done.load(Ordering::Relaxed) - start_count;
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    calls as f64 / elapsed.as_secs_f64()
+}
+
+/// One HTTP/1.1 response's body, with `Content-Length` or chunked.
+fn read_response(reader: &mut BufReader<TcpStream>) -> String {
+    let mut length = None;
+    let mut chunked = false;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+        chunked |= lower.starts_with("transfer-encoding:") && lower.contains("chunked");
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).unwrap();
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk).unwrap();
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        let mut chunk = vec![0; length.unwrap_or(0)];
+        reader.read_exact(&mut chunk).unwrap();
+        body = chunk;
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
