@@ -181,6 +181,61 @@ pub struct ShellSpec {
     /// Allow new Unix-domain sockets (default false).
     #[serde(default)]
     pub allow_unix_sockets: bool,
+    /// `os` (default): bubblewrap on Linux, Seatbelt on macOS, one sandbox per command.
+    /// `container`: one long-lived podman or docker container (see `container`).
+    #[serde(default)]
+    pub backend: Option<ShellBackend>,
+    /// The container of `backend: container`.
+    #[serde(default)]
+    pub container: Option<ContainerSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ShellBackend {
+    Os,
+    Container,
+}
+
+/// A container for shell commands: mounts at their virtual paths, hardened, limited.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerSpec {
+    /// The image, present in the engine's store, e.g. `localhost/warden-busybox:1`.
+    /// It needs `/bin/sh`; Warden starts it with a read-only root and a fresh `/tmp`.
+    pub image: Option<String>,
+    /// Memory limit, e.g. `512MiB`; a command over it is killed, the container stays.
+    #[serde(default)]
+    pub memory: Option<String>,
+    /// CPU limit in cores, e.g. `1.5`.
+    #[serde(default)]
+    pub cpus: Option<f64>,
+    /// `auto` (default: docker if its daemon answers, else podman), `podman` or `docker`.
+    #[serde(default)]
+    pub engine: Option<EngineChoice>,
+    /// A folder under which every mount must lie, relative to this file.
+    #[serde(default)]
+    pub workspace_root: Option<String>,
+}
+
+/// Which container engine runs a `backend: container` sandbox.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineChoice {
+    #[default]
+    Auto,
+    Podman,
+    Docker,
+}
+
+impl EngineChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Podman => "podman",
+            EngineChoice::Docker => "docker",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -23,10 +23,10 @@ pub use derive::{
 };
 pub use dir_flags::{policy_from_dir_flags, DirFlag};
 pub use dynamic::Dynamic;
-pub use document::PolicyDocument;
+pub use document::{EngineChoice, PolicyDocument};
 pub use error::PolicyError;
 pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
-pub use model::{Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
+pub use model::{ContainerSettings, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 pub use system_dirs::system_dir_of;
 pub use validate::{check_env_name, SUPPORTED_VERSION};
 pub use vpath::{Namespace, PathError, VPath, MAX_PATH_BYTES};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 
 use crate::derive::{Area, DeriveError, DeriveRequest};
+use crate::document::EngineChoice;
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
@@ -127,13 +128,34 @@ pub struct Shell {
     pub protect: Vec<String>,
     pub max_output_bytes: u64,
     pub allow_unix_sockets: bool,
+    /// `backend: container`: commands run in this container, not under bubblewrap.
+    pub container: Option<ContainerSettings>,
 }
 
 impl Default for Shell {
     fn default() -> Shell {
-        Shell { read_all: false, deny_read: Vec::new(), protect: Vec::new(), max_output_bytes: 1 << 20, allow_unix_sockets: false }
+        Shell {
+            read_all: false,
+            deny_read: Vec::new(),
+            protect: Vec::new(),
+            max_output_bytes: 1 << 20,
+            allow_unix_sockets: false,
+            container: None,
+        }
     }
 }
+
+/// Validated `shell.container` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerSettings {
+    pub image: String,
+    pub memory_bytes: Option<u64>,
+    /// CPUs in billionths, as the Docker API takes them.
+    pub nano_cpus: Option<u64>,
+    pub engine: EngineChoice,
+    pub workspace_root: Option<PathBuf>,
+}
+
 
 #[derive(Debug, Clone)]
 pub struct Worker {

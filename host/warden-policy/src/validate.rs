@@ -7,11 +7,11 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest, EntryLookup};
-use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
+use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
-use crate::model::{Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
+use crate::model::{ContainerSettings, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
 
@@ -63,7 +63,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
     };
     let shell = match &sandbox.shell {
         None => Shell::default(),
-        Some(spec) => shell(&spec.value).map_err(|(field, m)| err(m).field(format!("sandbox.shell.{field}")).at(&spec.referenced))?,
+        Some(spec) => shell(&spec.value, base).map_err(|(field, m)| err(m).field(format!("sandbox.shell.{field}")).at(&spec.referenced))?,
     };
     for name in sandbox.env.keys() {
         check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
@@ -156,7 +156,7 @@ fn dynamic_ceiling(base: &Path, spec: &DynamicSpec) -> Result<Option<Dynamic>, S
     }
 }
 
-fn shell(spec: &ShellSpec) -> Result<Shell, (&'static str, String)> {
+fn shell(spec: &ShellSpec, base: &Path) -> Result<Shell, (&'static str, String)> {
     let paths = |field, list: &[String]| {
         for p in list {
             if p.is_empty() || p.contains('\0') || p.split('/').any(|c| c == "..") {
@@ -175,7 +175,41 @@ fn shell(spec: &ShellSpec) -> Result<Shell, (&'static str, String)> {
         protect: paths("protect", &spec.protect)?,
         max_output_bytes,
         allow_unix_sockets: spec.allow_unix_sockets,
+        container: container(spec, base)?,
     })
+}
+
+fn container(spec: &ShellSpec, base: &Path) -> Result<Option<ContainerSettings>, (&'static str, String)> {
+    let c = match (spec.backend, &spec.container) {
+        (None | Some(ShellBackend::Os), None) => return Ok(None),
+        (None | Some(ShellBackend::Os), Some(_)) => {
+            return Err(("container", "container settings need `backend: container`".into()));
+        }
+        (Some(ShellBackend::Container), None) => {
+            return Err(("container", "`backend: container` needs a `container:` section with an image".into()));
+        }
+        (Some(ShellBackend::Container), Some(c)) => c,
+    };
+    let image = c.image.clone().unwrap_or_default();
+    if image.is_empty() || image.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+        return Err(("container.image", format!("'{}' is not an image name", image.escape_debug())));
+    }
+    let memory_bytes = c.memory.as_deref().map(crate::limits::parse_size).transpose().map_err(|m| ("container.memory", m))?;
+    if memory_bytes.is_some_and(|m| m < 6 << 20) {
+        return Err(("container.memory", "engines need at least 6MiB".into()));
+    }
+    let nano_cpus = match c.cpus {
+        None => None,
+        Some(cpus) if cpus.is_finite() && cpus >= 0.01 && cpus <= 1024.0 => Some((cpus * 1e9) as u64),
+        Some(cpus) => return Err(("container.cpus", format!("{cpus} is not a number of CPUs between 0.01 and 1024"))),
+    };
+    Ok(Some(ContainerSettings {
+        image,
+        memory_bytes,
+        nano_cpus,
+        engine: c.engine.unwrap_or_default(),
+        workspace_root: c.workspace_root.as_deref().map(|r| lexically_normal(&base.join(r))),
+    }))
 }
 
 /// A variable name the OS accepts: not empty, no `=`, no NUL.

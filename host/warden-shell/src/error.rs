@@ -15,6 +15,12 @@ pub enum ShellError {
     /// A protected or denied path that a bind mount cannot cover; nothing ran.
     #[error("{0}")]
     Unprotectable(String),
+    /// No container engine answered; `tried` says which and why.
+    #[error("no container engine works here, and the policy asks for `backend: container` (never replaced by another sandbox): {tried}")]
+    NoEngine { tried: String },
+    /// The container engine refused or failed a request.
+    #[error("{0}")]
+    Engine(String),
     #[error("--cwd {path}: {reason}")]
     Cwd { path: String, reason: String },
 }

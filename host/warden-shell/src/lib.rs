@@ -5,6 +5,7 @@
 //! folders, read-only. This crate knows nothing of wasmtime.
 
 mod bwrap;
+pub mod container;
 mod env;
 mod error;
 mod notes;
@@ -25,5 +26,5 @@ pub use pids::{ProcessCap, MAX_PIDS};
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
 pub use probe::{bwrap_path, probe};
 pub use run::{Backend, ExecutionResult, TIMED_OUT};
-pub use sandbox::ShellSandbox;
+pub use sandbox::{ContainerName, ShellSandbox};
 pub use shield::Shield;

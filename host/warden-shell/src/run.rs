@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::bwrap;
+use crate::output::Captured;
 use crate::error::ShellError;
 use crate::watch::{watch, Watched};
 use crate::pids::ProcessCap;
@@ -47,6 +48,8 @@ pub enum Backend {
     Seatbelt(PathBuf),
     /// No OS sandbox; the reason is in every result's stderr.
     Unsandboxed { reason: String },
+    /// A long-lived container, reached through the engine's API (not by [`run`]).
+    Container { engine: &'static str, name: String },
 }
 
 pub struct Job<'a> {
@@ -74,12 +77,12 @@ pub enum Outcome {
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let pipes = match job.backend {
         Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
-        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => None,
+        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
     };
     let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
     let shield = match job.backend {
         Backend::Bwrap(_) => Shield::for_plan(job.plan)?,
-        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } => Shield::default(),
+        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => Shield::default(),
     };
     let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
@@ -93,6 +96,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd.arg("-p").arg(crate::seatbelt::profile(job.plan)).arg("--").args(job.command).current_dir(job.cwd);
             cmd
         }
+        Backend::Container { .. } => unreachable!("container commands go through the engine's API"),
         Backend::Unsandboxed { .. } => {
             let mut cmd = Command::new(&job.command[0]);
             cmd.args(&job.command[1..]).current_dir(job.cwd);
@@ -106,9 +110,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
-    for placeholder in &shield.placeholders {
-        remove_placeholder(placeholder);
-    }
+    remove_placeholders(&shield.placeholders);
     if let Some(status_read) = status_read
         && !timed_out
         && !read_all(status_read).contains("\"exit-code\"")
@@ -127,33 +129,66 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     } else {
         status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0))
     };
-    let mut stderr = String::from_utf8_lossy(&err.bytes).into_owned();
-    if timed_out {
-        stderr.push_str(&format!("\n[warden: timed out after {} ms; the command and its children were killed]\n", job.timeout.as_millis()));
-    }
-    if cancelled {
-        stderr.push_str("\n[warden: cancelled; the command and its children were killed]\n");
-    }
-    if exit_code != 0 {
-        stderr.push_str(&crate::notes::for_failure(&stderr, job.plan));
-    }
-    for link in shield.replaced_links() {
-        stderr.push_str(&format!(
-            "\n[warden: warning: the command replaced {}, a symbolic link on the way to a protected path; what is there now is not protected]\n",
-            link.display()
-        ));
-    }
+    let mut warnings: Vec<String> = shield
+        .replaced_links()
+        .iter()
+        .map(|link| {
+            format!(
+                "warning: the command replaced {}, a symbolic link on the way to a protected path; what is there now is not protected",
+                link.display()
+            )
+        })
+        .collect();
     if let Backend::Unsandboxed { reason } = job.backend {
-        stderr.push_str(&format!("\n[warden: warning: this command ran WITHOUT an OS sandbox: {reason}]\n"));
+        warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
-    Ok(Outcome::Ran(ExecutionResult {
-        stdout: String::from_utf8_lossy(&out.bytes).into_owned(),
-        stderr,
-        exit_code,
-        timed_out,
-        truncated: out.truncated || err.truncated,
-        sandboxed: !matches!(job.backend, Backend::Unsandboxed { .. }),
-    }))
+    let ended = Ended { stdout: out, stderr: err, exit_code, timed_out, cancelled };
+    let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network };
+    Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, !matches!(job.backend, Backend::Unsandboxed { .. }))))
+}
+
+/// How a command ended, before Warden's notes are added.
+pub struct Ended {
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub exit_code: i32,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// The sandbox's walls as a command sees them, for the notes on a failure.
+pub struct Walls {
+    /// e.g. `/portfolio (/home/u/p)` under bubblewrap, `/portfolio` in a container.
+    pub writable: String,
+    pub network: bool,
+}
+
+impl Ended {
+    /// The result a caller reads: the output, then what Warden has to say about
+    /// a timeout, a cancel, the walls the command ran into, and `warnings`.
+    pub fn into_result(self, timeout: Duration, walls: &Walls, warnings: &[String], sandboxed: bool) -> ExecutionResult {
+        let mut stderr = String::from_utf8_lossy(&self.stderr.bytes).into_owned();
+        if self.timed_out {
+            stderr.push_str(&format!("\n[warden: timed out after {} ms; the command and its children were killed]\n", timeout.as_millis()));
+        }
+        if self.cancelled {
+            stderr.push_str("\n[warden: cancelled; the command and its children were killed]\n");
+        }
+        if self.exit_code != 0 {
+            stderr.push_str(&crate::notes::for_failure(&stderr, walls));
+        }
+        for warning in warnings {
+            stderr.push_str(&format!("\n[warden: {warning}]\n"));
+        }
+        ExecutionResult {
+            stdout: String::from_utf8_lossy(&self.stdout.bytes).into_owned(),
+            stderr,
+            exit_code: self.exit_code,
+            timed_out: self.timed_out,
+            truncated: self.stdout.truncated || self.stderr.truncated,
+            sandboxed,
+        }
+    }
 }
 
 /// What bwrap wrote to `--json-status-fd` (a `child-pid`, then an `exit-code` once the command ran).
@@ -181,12 +216,14 @@ impl BwrapPipes {
     }
 }
 
-/// A mount point bwrap made over a protected path that did not exist: gone
-/// again if it is still an empty file or folder.
-fn remove_placeholder(path: &Path) {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() && m.len() == 0 => drop(std::fs::remove_file(path)),
-        Ok(m) if m.is_dir() => drop(std::fs::remove_dir(path)),
-        _ => {}
+/// The mount points made over protected paths that did not exist: gone again
+/// if each is still an empty file or folder.
+pub(crate) fn remove_placeholders(paths: &[PathBuf]) {
+    for path in paths {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_file() && m.len() == 0 => drop(std::fs::remove_file(path)),
+            Ok(m) if m.is_dir() => drop(std::fs::remove_dir(path)),
+            _ => {}
+        }
     }
 }

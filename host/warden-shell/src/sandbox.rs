@@ -10,11 +10,13 @@ use std::time::Duration;
 use warden_fs::Sandbox;
 use warden_policy::Policy;
 
+use crate::container::{ContainerSandbox, ExecSettings, Layout, Owner, StartRequest};
 use crate::error::ShellError;
 use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
 use crate::probe::{bwrap_works, probe};
-use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
+use crate::run::{run, Backend, ExecutionResult, Job, Outcome, Walls};
+use crate::shield::Shield;
 
 pub struct ShellSandbox {
     inner: Arc<Inner>,
@@ -32,6 +34,28 @@ struct Inner {
     policy_env: Vec<(String, String)>,
     /// Kept open: the mounts' handles are where the bind paths come from.
     fs: Sandbox,
+    /// `backend: container`: commands run in this container instead.
+    container: Option<InContainer>,
+}
+
+struct InContainer {
+    sandbox: ContainerSandbox,
+    layout: Layout,
+    walls: Walls,
+}
+
+/// What a container of a sandbox is called, and whose it is.
+#[derive(Debug, Clone)]
+pub struct ContainerName {
+    /// `exec`, `mcp`, a kept sandbox's name.
+    pub name: String,
+    pub owner: Owner,
+}
+
+impl Default for ContainerName {
+    fn default() -> ContainerName {
+        ContainerName { name: "shell".into(), owner: Owner::ThisProcess }
+    }
 }
 
 impl ShellSandbox {
@@ -53,6 +77,12 @@ impl ShellSandbox {
     /// Like [`ShellSandbox::with_filesystem`], with a process cap started
     /// earlier: making its cgroup then overlaps the caller's own start-up.
     pub fn with_cap(policy: &Policy, fs: Sandbox, cap: ProcessCap) -> Result<ShellSandbox, ShellError> {
+        ShellSandbox::with_options(policy, fs, cap, ContainerName::default())
+    }
+
+    /// Like [`ShellSandbox::with_cap`]; a `backend: container` policy starts
+    /// (or reuses) the container `container` names now.
+    pub fn with_options(policy: &Policy, fs: Sandbox, cap: ProcessCap, container: ContainerName) -> Result<ShellSandbox, ShellError> {
         if let Some(m) = fs.mounts().iter().find(|m| m.rules.read_approval || m.rules.write_approval) {
             let what = if m.rules.read_approval { "reads" } else { "writes" };
             return Err(ShellError::Policy(format!(
@@ -69,7 +99,14 @@ impl ShellSandbox {
             )));
         }
         let plan = ExecPlan::new(policy, &fs)?;
-        let backend = probe();
+        let in_container = match &policy.shell.container {
+            Some(settings) => Some(start_container(policy, settings, &plan, &container)?),
+            None => None,
+        };
+        let backend = match &in_container {
+            Some(c) => Backend::Container { engine: c.sandbox.engine().name(), name: c.sandbox.name().to_owned() },
+            None => probe(),
+        };
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
             return Err(ShellError::SandboxRequired { reason: reason.clone() });
         }
@@ -84,6 +121,7 @@ impl ShellSandbox {
             require_os_sandbox: policy.require_os_sandbox,
             policy_env: policy.env.clone(),
             fs,
+            container: in_container,
         };
         Ok(ShellSandbox { inner: Arc::new(inner) })
     }
@@ -120,8 +158,19 @@ impl ShellSandbox {
         self.inner.execute_argv(argv, cwd, timeout, Some(cancel))
     }
 
-    /// Nothing outlives a command, so stopping only releases the handles.
-    pub async fn stop(self) {}
+    /// Under bubblewrap nothing outlives a command, so stopping only releases
+    /// the handles; a container of this process is removed.
+    pub async fn stop(self) {
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Ok(inner) = Arc::try_unwrap(self.inner)
+                && let Some(c) = inner.container
+                && let Err(e) = c.sandbox.stop()
+            {
+                eprintln!("warden: {e}");
+            }
+        })
+        .await;
+    }
 
     pub fn backend(&self) -> Backend {
         self.inner.backend.lock().unwrap().clone()
@@ -136,6 +185,14 @@ impl Inner {
     fn execute_argv(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<ExecutionResult, ShellError> {
         if argv.is_empty() {
             return Err(ShellError::Policy("no command given".into()));
+        }
+        if let Some(c) = &self.container {
+            let cwd = match cwd {
+                Some(vpath) => Some(c.layout.inside(&self.host_path(vpath)?)?.to_string_lossy().into_owned()),
+                None => None,
+            };
+            let ended = c.sandbox.execute(argv, cwd.as_deref(), timeout, cancel)?;
+            return Ok(ended.into_result(timeout, &c.walls, &[], true));
         }
         let cwd = match cwd {
             Some(vpath) => self.host_path(vpath)?,
@@ -191,4 +248,47 @@ impl Inner {
         }
         Ok(path)
     }
+}
+
+/// Starts the container of a `backend: container` policy, with the plan's mounts.
+fn start_container(
+    policy: &Policy,
+    settings: &warden_policy::ContainerSettings,
+    plan: &ExecPlan,
+    name: &ContainerName,
+) -> Result<InContainer, ShellError> {
+    if let Some(root) = &settings.workspace_root {
+        let root = std::fs::canonicalize(root).map_err(|e| ShellError::Policy(format!("workspace_root {}: {e}", root.display())))?;
+        if let Some(outside) = plan.binds.iter().find(|b| !b.host.starts_with(&root)) {
+            return Err(ShellError::Policy(format!("{} is not inside the container's workspace_root", outside.vpath)));
+        }
+    }
+    let shield = Shield::for_plan(plan)?;
+    let layout = Layout::new(plan, &shield)?;
+    let writable: Vec<String> = plan.binds.iter().filter(|b| b.writable).map(|b| layout.inside(&b.host).map(|p| p.display().to_string())).collect::<Result<_, _>>()?;
+    let walls = Walls { writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") }, network: plan.network };
+    let cwd = layout.inside(&plan.default_cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
+    let owner = plan.binds.iter().find(|b| b.writable).or(plan.binds.first()).and_then(|b| std::fs::metadata(&b.host).ok());
+    let user = owner.map(|m| format!("{}:{}", std::os::unix::fs::MetadataExt::uid(&m), std::os::unix::fs::MetadataExt::gid(&m)));
+    let exec = ExecSettings {
+        user: user.unwrap_or_else(|| "65534:65534".into()),
+        env: crate::env::build(std::iter::empty(), &policy.env, &cwd),
+        cwd,
+        max_output_bytes: plan.max_output_bytes,
+        timeout: policy.limits.timeout,
+        writable: walls.writable.clone(),
+        network: plan.network,
+        virtual_root: plan.binds.iter().any(|b| b.vpath == "/"),
+        placeholders: shield.placeholders.clone(),
+    };
+    let sandbox = ContainerSandbox::start(StartRequest {
+        container: settings,
+        plan,
+        layout: &layout,
+        exec,
+        name: &name.name,
+        owner: name.owner,
+        require_limits: policy.require_os_sandbox,
+    })?;
+    Ok(InContainer { sandbox, layout, walls })
 }

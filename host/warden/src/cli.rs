@@ -68,7 +68,19 @@ pub enum Command {
     /// the policy allows it. The exit status is the command's; 124 means it timed out
     /// (it and all its children were killed); 2 means an invalid policy, or no OS
     /// sandbox under `require_os_sandbox: true`.
+    ///
+    /// With `shell: { backend: container }` the command runs in a podman or docker
+    /// container instead, started for it and removed after, with the mounts at their
+    /// virtual paths (/portfolio; a root policy's folder at /workspace). With
+    /// --sandbox it runs in a container kept by `warden sandbox start`.
     Exec(ExecArgs),
+    /// Keep a container sandbox across commands (policies with `backend: container`).
+    ///
+    /// `warden sandbox start --policy P --name N` starts container `warden-N` (or
+    /// reuses it while it runs with the same settings); `warden exec --sandbox N -- CMD`
+    /// runs commands in it; `warden sandbox stop N` removes it.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Serve the sandbox to an agent over the Model Context Protocol, on stdio or HTTP.
     ///
     /// The agent gets the file tools of pydantic-ai-filesystem-sandbox (read_file,
@@ -132,8 +144,12 @@ pub struct RunArgs {
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
     /// The policy file (YAML).
-    #[arg(long, value_name = "POLICY")]
-    pub policy: PathBuf,
+    #[arg(long, value_name = "POLICY", required_unless_present = "sandbox")]
+    pub policy: Option<PathBuf>,
+    /// Run in the kept container sandbox NAME (see `warden sandbox`), under the
+    /// policy it was started with.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["policy", "worker"])]
+    pub sandbox: Option<String>,
     /// Run as this worker of the policy, with its derived (narrower) mounts.
     #[arg(long, value_name = "NAME")]
     pub worker: Option<String>,
@@ -148,6 +164,27 @@ pub struct ExecArgs {
     /// The program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]...")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Start container `warden-NAME` under a policy with `backend: container`, and leave it running.
+    Start {
+        /// The policy file (YAML).
+        #[arg(long, value_name = "POLICY")]
+        policy: PathBuf,
+        /// The sandbox's name: letters, digits, '.', '_' and '-'.
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        /// Start it for this worker of the policy, with its derived (narrower) mounts.
+        #[arg(long, value_name = "WORKER")]
+        worker: Option<String>,
+    },
+    /// Remove container `warden-NAME`, with whatever still runs in it.
+    Stop {
+        /// The sandbox's name, as given to `start`.
+        name: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,6 +7,7 @@ mod fs_cmd;
 mod mcp_cmd;
 mod new_cmd;
 mod prompt;
+mod sandbox_cmd;
 mod suggest_cmd;
 mod wasm_cmd;
 
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         Command::Fs(args) => fs_cmd::run(args),
         Command::Run(args) => wasm_cmd::run(args),
         Command::Exec(args) => exec_cmd::run(args),
+        Command::Sandbox(command) => sandbox_cmd::run(command),
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),

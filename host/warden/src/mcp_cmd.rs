@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
 use warden_mcp::{Components, HttpOptions, Offer, Reloader, SessionFactory, ShellTool, WardenMcp};
-use warden_shell::ShellSandbox;
+use warden_shell::container::Owner;
+use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 use warden_wasm::{Runtime, RuntimeOptions};
 
 use crate::cli::McpArgs;
@@ -68,7 +69,9 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     // session nobody answers: mounts that need approval are hidden or read-only.
     let shell = if policy.shell_section {
         let session = ApprovalSession::open(&policy, worker.as_deref(), Box::new(DenyAll), None)?;
-        let sandbox = ShellSandbox::with_filesystem(&policy, session.sandbox()?).map_err(|e| Failure::usage(format!("warden: {e}")))?;
+        let container = ContainerName { name: "mcp".into(), owner: Owner::ThisProcess };
+        let sandbox = ShellSandbox::with_options(&policy, session.sandbox()?, ProcessCap::start()?, container)
+            .map_err(|e| Failure::usage(format!("warden: {e}")))?;
         Some(ShellTool::new(sandbox, policy.limits.timeout, policy.network))
     } else {
         None

@@ -1,0 +1,154 @@
+//! Finding a container engine that works, by asking it over the Docker API:
+//! dockerd's socket, or podman's Docker-compatible service, which Warden
+//! starts itself when none is running. A `docker` or `podman` binary on
+//! `PATH` proves nothing (a client may have no daemon behind it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use warden_policy::EngineChoice;
+
+use crate::error::ShellError;
+
+/// How long one API request may take before the engine counts as hung.
+const REQUEST_TIMEOUT_S: u64 = 120;
+/// How long podman's service may take to come up.
+const SERVICE_START: Duration = Duration::from_secs(10);
+/// The service Warden starts exits after this long without a request.
+const SERVICE_IDLE_S: u32 = 600;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    Docker,
+    Podman,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Docker => "docker",
+            EngineKind::Podman => "podman",
+        }
+    }
+}
+
+/// A connected engine.
+#[derive(Clone)]
+pub struct Engine {
+    pub kind: EngineKind,
+    pub api: Docker,
+    /// Rootless podman on cgroup v1 does not apply memory or CPU limits.
+    pub applies_limits: bool,
+}
+
+/// The first engine of `choice` that answers, or why none did.
+pub async fn connect(choice: EngineChoice) -> Result<Engine, ShellError> {
+    let kinds: &[EngineKind] = match choice {
+        EngineChoice::Auto => &[EngineKind::Docker, EngineKind::Podman],
+        EngineChoice::Docker => &[EngineKind::Docker],
+        EngineChoice::Podman => &[EngineKind::Podman],
+    };
+    let mut failures = Vec::new();
+    for kind in kinds {
+        match connect_kind(*kind).await {
+            Ok(engine) => return Ok(engine),
+            Err(why) => failures.push(format!("{}: {why}", kind.name())),
+        }
+    }
+    Err(ShellError::NoEngine { tried: failures.join("; ") })
+}
+
+async fn connect_kind(kind: EngineKind) -> Result<Engine, String> {
+    let api = match kind {
+        EngineKind::Docker => docker_api().await?,
+        EngineKind::Podman => podman_api().await?,
+    };
+    let info = api.info().await.map_err(|e| format!("info failed: {e}"))?;
+    let rootless = info.security_options.unwrap_or_default().iter().any(|o| o.contains("rootless"));
+    let cgroup_v1 = info.cgroup_version.map(|v| v.to_string() == "1").unwrap_or(false);
+    Ok(Engine { kind, api, applies_limits: !(rootless && cgroup_v1) })
+}
+
+/// dockerd at `DOCKER_HOST` (a unix socket) or its usual socket.
+async fn docker_api() -> Result<Docker, String> {
+    let socket = match std::env::var("DOCKER_HOST") {
+        Ok(host) => host.strip_prefix("unix://").map(PathBuf::from).ok_or_else(|| format!("DOCKER_HOST={host} is not a unix:// socket"))?,
+        Err(_) => PathBuf::from("/var/run/docker.sock"),
+    };
+    answering(&socket).await
+}
+
+/// podman's system socket if it answers, else Warden's own service (started now if needed).
+async fn podman_api() -> Result<Docker, String> {
+    let system = if rustix::process::geteuid().is_root() { PathBuf::from("/run/podman/podman.sock") } else { runtime_dir().join("podman/podman.sock") };
+    if let Ok(api) = answering(&system).await {
+        return Ok(api);
+    }
+    let own = runtime_dir().join("warden/podman.sock");
+    if let Ok(api) = answering(&own).await {
+        return Ok(api);
+    }
+    start_service(&own)?;
+    let deadline = Instant::now() + SERVICE_START;
+    loop {
+        match answering(&own).await {
+            Ok(api) => return Ok(api),
+            Err(why) if Instant::now() > deadline => return Err(format!("`podman system service` did not answer within 10 s: {why}")),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// An API client for `socket`, if the engine behind it answers a ping.
+async fn answering(socket: &Path) -> Result<Docker, String> {
+    let shown = socket.display();
+    if !socket.exists() {
+        return Err(format!("no socket at {shown}"));
+    }
+    let api = Docker::connect_with_unix(&socket.to_string_lossy(), REQUEST_TIMEOUT_S, bollard::API_DEFAULT_VERSION)
+        .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+    let api = tokio::time::timeout(Duration::from_secs(5), api.negotiate_version())
+        .await
+        .map_err(|_| format!("{shown} did not answer within 5 s"))?
+        .map_err(|e| format!("{shown} did not answer: {e}"))?;
+    api.ping().await.map_err(|e| format!("{shown} did not answer: {e}"))?;
+    Ok(api)
+}
+
+/// Starts `podman system service` on `socket`, detached: it outlives this
+/// process (a kept sandbox needs it later) and exits by itself when idle.
+fn start_service(socket: &Path) -> Result<(), String> {
+    let folder = socket.parent().expect("a socket path has a folder");
+    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let _ = std::fs::set_permissions(folder, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let _ = std::fs::remove_file(socket);
+    let log = std::fs::File::create(folder.join("podman-service.log")).map_err(|e| e.to_string())?;
+    let mut command = Command::new("podman");
+    command
+        .args(["system", "service", &format!("--time={SERVICE_IDLE_S}")])
+        .arg(format!("unix://{}", socket.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    match command.spawn() {
+        Ok(mut child) => {
+            // Reaped when it exits, so that no zombie stays behind in a long-lived host.
+            std::thread::spawn(move || child.wait());
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("`podman` is not installed".into()),
+        Err(e) => Err(format!("cannot start `podman system service`: {e}")),
+    }
+}
+
+/// `$XDG_RUNTIME_DIR`, else `/run` for root, else a folder of the user's own in /tmp.
+fn runtime_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR") {
+        return PathBuf::from(dir);
+    }
+    let uid = rustix::process::geteuid();
+    if uid.is_root() { PathBuf::from("/run") } else { PathBuf::from(format!("/tmp/warden-{}", uid.as_raw())) }
+}

@@ -1,0 +1,156 @@
+//! Where the plan's folders appear inside a container: each mount at its
+//! virtual path (a root policy's folder at `/workspace`), read-only mounts
+//! read-only, and the shield's protected and hidden paths over them, from the
+//! same plan and shield the bubblewrap runner uses.
+
+use std::path::{Path, PathBuf};
+
+use bollard::models::{Mount, MountType};
+
+use crate::error::ShellError;
+use crate::plan::ExecPlan;
+use crate::shield::Shield;
+
+/// Where a root policy's folder (virtual `/`) appears.
+pub const WORKSPACE: &str = "/workspace";
+
+/// Top-level folders an image needs for itself; a mount may not cover one.
+const IMAGE_OWN: &[&str] =
+    &["bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run", "sbin", "sys", "tmp", "usr", "var"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub mounts: Vec<Mount>,
+    /// Denied folders: an empty read-only tmpfs over each.
+    pub hidden_dirs: Vec<String>,
+    /// Host folder of each bind and where it appears, deepest host folder first.
+    places: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Layout {
+    pub fn new(plan: &ExecPlan, shield: &Shield) -> Result<Layout, ShellError> {
+        let mut places = Vec::new();
+        let mut mounts = Vec::new();
+        for bind in &plan.binds {
+            let target = if bind.vpath == "/" { PathBuf::from(WORKSPACE) } else { PathBuf::from(&bind.vpath) };
+            if let Some(top) = target.components().nth(1).and_then(|c| c.as_os_str().to_str())
+                && IMAGE_OWN.contains(&top)
+            {
+                return Err(ShellError::Policy(format!(
+                    "{} would hide the image's own /{top} inside the container; rename the mount",
+                    bind.vpath
+                )));
+            }
+            mounts.push(bind_mount(&bind.host, &target, !bind.writable));
+            places.push((bind.host.clone(), target));
+        }
+        places.sort_by_key(|(host, _)| std::cmp::Reverse(host.components().count()));
+        let mut layout = Layout { mounts, hidden_dirs: Vec::new(), places };
+        let null = Path::new("/dev/null");
+        for dir in &shield.hidden_dirs {
+            let target = layout.inside(dir)?;
+            layout.hidden_dirs.push(target.to_string_lossy().into_owned());
+        }
+        // (paths, what is bound there instead of the path itself, read-only)
+        for (list, source, read_only) in [
+            (&shield.hidden_files, Some(null), true),
+            (&shield.pinned, None, false),
+            (&shield.read_only, None, true),
+            (&shield.placeholders, Some(null), true),
+        ] {
+            for path in list {
+                let target = layout.inside(path)?;
+                layout.mounts.push(bind_mount(source.unwrap_or(path), &target, read_only));
+            }
+        }
+        Ok(layout)
+    }
+
+    /// Where the host path `path` (inside one of the binds) appears in the container.
+    pub fn inside(&self, path: &Path) -> Result<PathBuf, ShellError> {
+        let (host, target) = self
+            .places
+            .iter()
+            .find(|(host, _)| path.starts_with(host))
+            .ok_or_else(|| ShellError::Policy(format!("{} is not inside any mount", path.display())))?;
+        let rest = path.strip_prefix(host).expect("checked by starts_with");
+        Ok(if rest.as_os_str().is_empty() { target.clone() } else { target.join(rest) })
+    }
+}
+
+fn bind_mount(source: &Path, target: &Path, read_only: bool) -> Mount {
+    Mount {
+        target: Some(target.to_string_lossy().into_owned()),
+        source: Some(source.to_string_lossy().into_owned()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Bind;
+
+    fn plan(binds: Vec<Bind>) -> ExecPlan {
+        ExecPlan {
+            binds,
+            read_all: false,
+            protected: vec![],
+            denied: vec![],
+            network: false,
+            allow_unix_sockets: false,
+            max_output_bytes: 1024,
+            default_cwd: PathBuf::from("/"),
+        }
+    }
+
+    fn bind(host: &str, vpath: &str, writable: bool) -> Bind {
+        Bind { host: host.into(), vpath: vpath.into(), writable }
+    }
+
+    #[test]
+    fn mounts_appear_at_their_virtual_paths_and_a_root_folder_at_workspace() {
+        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true), bind("/h/q", "/pipeline", false)]), &Shield::default()).unwrap();
+        let shown: Vec<_> = layout.mounts.iter().map(|m| (m.source.clone().unwrap(), m.target.clone().unwrap(), m.read_only.unwrap())).collect();
+        assert_eq!(shown, [("/h/p".into(), "/portfolio".into(), false), ("/h/q".into(), "/pipeline".into(), true)]);
+        assert_eq!(layout.inside(Path::new("/h/p/a/b")).unwrap(), Path::new("/portfolio/a/b"));
+        let root = Layout::new(&plan(vec![bind("/h/r", "/", true)]), &Shield::default()).unwrap();
+        assert_eq!(root.inside(Path::new("/h/r/x")).unwrap(), Path::new("/workspace/x"));
+        assert!(root.inside(Path::new("/h/other")).is_err());
+    }
+
+    #[test]
+    fn a_mount_cannot_cover_the_images_own_folders() {
+        let err = Layout::new(&plan(vec![bind("/h/e", "/etc", true)]), &Shield::default()).unwrap_err();
+        assert_eq!(err.to_string(), "/etc would hide the image's own /etc inside the container; rename the mount");
+    }
+
+    #[test]
+    fn protected_paths_are_read_only_and_denied_ones_hidden() {
+        let shield = Shield {
+            hidden_files: vec!["/h/p/.env".into()],
+            hidden_dirs: vec!["/h/p/secrets".into()],
+            pinned: vec!["/h/p/.git".into()],
+            read_only: vec!["/h/p/.git/hooks".into()],
+            placeholders: vec!["/h/p/.vscode".into()],
+            links: vec![],
+        };
+        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true)]), &shield).unwrap();
+        assert_eq!(layout.hidden_dirs, ["/portfolio/secrets"]);
+        let shown: Vec<_> = layout.mounts[1..]
+            .iter()
+            .map(|m| (m.typ.unwrap(), m.source.clone().unwrap_or_default(), m.target.clone().unwrap(), m.read_only.unwrap()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (MountType::BIND, "/dev/null".into(), "/portfolio/.env".into(), true),
+                (MountType::BIND, "/h/p/.git".into(), "/portfolio/.git".into(), false),
+                (MountType::BIND, "/h/p/.git/hooks".into(), "/portfolio/.git/hooks".into(), true),
+                (MountType::BIND, "/dev/null".into(), "/portfolio/.vscode".into(), true),
+            ]
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! One container's life: named so that concurrent hosts never collide,
+//! labelled with its owner so that a stale one is removed at the next start,
+//! hardened, reused while healthy and unchanged, removed at the end.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::query_parameters::{CreateContainerOptions, ListContainersOptions, RemoveContainerOptions};
+use serde::{Deserialize, Serialize};
+use warden_policy::ContainerSettings;
+
+use crate::container::engine::{Engine, EngineKind};
+use crate::container::layout::Layout;
+use crate::error::ShellError;
+use crate::pids::MAX_PIDS;
+use crate::plan::ExecPlan;
+
+/// Every container Warden makes carries this label, with the sandbox's name.
+pub const LABEL_SANDBOX: &str = "io.warden.sandbox";
+/// `<pid>:<start time>` of the process whose container it is; absent on a kept sandbox.
+const LABEL_OWNER: &str = "io.warden.owner";
+/// A digest of the container's settings: a running container is reused only if it matches.
+const LABEL_CONFIG: &str = "io.warden.config";
+/// How to run commands in it ([`ExecSettings`] as JSON), for `warden exec --sandbox`.
+const LABEL_EXEC: &str = "io.warden.exec";
+
+/// What running a command needs besides the container: kept in a label, so
+/// that another process can run commands in a kept sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecSettings {
+    /// `uid:gid` of the first writable mount's owner: files written there stay theirs.
+    pub user: String,
+    /// The working folder inside when none is given.
+    pub cwd: String,
+    pub env: Vec<(String, String)>,
+    pub max_output_bytes: u64,
+    /// The policy's `limits.timeout`: the default for a command.
+    pub timeout: Option<std::time::Duration>,
+    /// Writable folders as commands see them, for the notes on a refused write.
+    pub writable: String,
+    pub network: bool,
+    /// A root policy: virtual `/` is `/workspace` inside.
+    pub virtual_root: bool,
+    /// Empty files made on the host over missing protected paths, removed at the end.
+    pub placeholders: Vec<PathBuf>,
+}
+
+/// Who a container belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// This process: `warden-<name>-<pid>`, removed when it ends (or by the next start after it died).
+    ThisProcess,
+    /// Nobody: `warden-<name>`, kept until `warden sandbox stop`.
+    Kept,
+}
+
+pub fn container_name(name: &str, owner: Owner) -> String {
+    match owner {
+        Owner::ThisProcess => format!("warden-{name}-{}", std::process::id()),
+        Owner::Kept => format!("warden-{name}"),
+    }
+}
+
+/// The container's settings: hardened, limited, with the layout's mounts.
+/// `config` is the digest of what they were made from (see [`config_digest`]).
+pub fn create_body(
+    engine: EngineKind,
+    settings: &ContainerSettings,
+    layout: &Layout,
+    exec: &ExecSettings,
+    sandbox: &str,
+    owner: Owner,
+    config: &str,
+) -> ContainerCreateBody {
+    let (nofile, nproc) = ulimits();
+    // podman fills a tmpfs with what the image has there unless told not to; docker does not.
+    let no_copy = if engine == EngineKind::Podman { ",notmpcopyup" } else { "" };
+    let mut tmpfs = HashMap::from([("/tmp".to_owned(), "rw,nosuid,nodev,size=256m,mode=1777".to_owned())]);
+    for dir in &layout.hidden_dirs {
+        tmpfs.insert(dir.clone(), format!("ro,nosuid,nodev,noexec,size=4k,mode=0555{no_copy}"));
+    }
+    let host_config = HostConfig {
+        mounts: Some(layout.mounts.clone()),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(tmpfs),
+        pids_limit: Some(MAX_PIDS as i64),
+        init: Some(true),
+        network_mode: Some(if exec.network { "bridge" } else { "none" }.into()),
+        memory: settings.memory_bytes.map(|b| b as i64),
+        nano_cpus: settings.nano_cpus.map(|n| n as i64),
+        ulimits: Some(vec![
+            ResourcesUlimits { name: Some("nofile".into()), soft: Some(nofile), hard: Some(nofile) },
+            ResourcesUlimits { name: Some("nproc".into()), soft: Some(nproc), hard: Some(nproc) },
+        ]),
+        ..Default::default()
+    };
+    let mut labels = HashMap::from([
+        (LABEL_SANDBOX.to_owned(), sandbox.to_owned()),
+        (LABEL_EXEC.to_owned(), serde_json::to_string(exec).expect("settings serialize")),
+        (LABEL_CONFIG.to_owned(), config.to_owned()),
+    ]);
+    if owner == Owner::ThisProcess {
+        labels.insert(LABEL_OWNER.into(), owner_mark(std::process::id()).unwrap_or_default());
+    }
+    ContainerCreateBody {
+        image: Some(settings.image.clone()),
+        // PID 1 is the engine's init (--init); this only has to stay alive. Its
+        // mark tells the timeout's killer that it is no command's orphan.
+        cmd: Some(vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()]),
+        env: Some(vec!["WARDEN_EXEC=container".into()]),
+        user: Some(exec.user.clone()),
+        working_dir: Some(exec.cwd.clone()),
+        hostname: Some("warden".into()),
+        network_disabled: Some(!exec.network),
+        labels: Some(labels),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+/// A digest of what a container is made from: the policy's container
+/// settings, the plan, and how commands run. Not of the mounts worked out
+/// from the host: those change while a container runs (the runtime leaves
+/// empty files over missing protected paths), the policy does not.
+pub fn config_digest(settings: &ContainerSettings, plan: &ExecPlan, exec: &ExecSettings) -> String {
+    let exec = ExecSettings { placeholders: Vec::new(), ..exec.clone() };
+    let text = format!("{settings:?}\n{plan:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+/// Open-file and process limits the engine may set: no higher than this
+/// process's own hard limits (root without CAP_SYS_RESOURCE cannot raise them).
+fn ulimits() -> (i64, i64) {
+    let hard = |r| rustix::process::getrlimit(r).maximum.map(|m| m as i64).unwrap_or(i64::MAX);
+    (hard(rustix::process::Resource::Nofile).min(1 << 20), hard(rustix::process::Resource::Nproc).min(32768))
+}
+
+/// `<pid>:<start time>`: a pid alone could be reused by another process.
+fn owner_mark(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let start = after_name.split(' ').nth(19)?;
+    Some(format!("{pid}:{start}"))
+}
+
+fn owner_alive(mark: &str) -> bool {
+    let Some(pid) = mark.split(':').next().and_then(|p| p.parse::<u32>().ok()) else { return false };
+    owner_mark(pid).as_deref() == Some(mark)
+}
+
+/// Removes Warden's containers whose owning process is gone.
+pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
+    let filters = HashMap::from([("label".to_owned(), vec![LABEL_OWNER.to_owned()])]);
+    let options = |all| ListContainersOptions { all, filters: Some(filters.clone()), ..Default::default() };
+    let list = match engine.api.list_containers(Some(options(true))).await {
+        Ok(list) => list,
+        // podman 4 reports some stopped containers in a state the Docker API
+        // does not have; the running ones, at least, can still be listed.
+        Err(bollard::errors::Error::JsonDataError { .. } | bollard::errors::Error::JsonSerdeError { .. }) => {
+            engine.api.list_containers(Some(options(false))).await.map_err(|e| engine_error(engine, "list containers", e))?
+        }
+        Err(e) => return Err(engine_error(engine, "list containers", e)),
+    };
+    let mut removed = Vec::new();
+    for container in list {
+        let labels = container.labels.unwrap_or_default();
+        let Some(mark) = labels.get(LABEL_OWNER) else { continue };
+        if owner_alive(mark) {
+            continue;
+        }
+        let Some(id) = container.id else { continue };
+        let name = container.names.and_then(|n| n.first().cloned()).unwrap_or_else(|| id.clone());
+        remove(engine, &id).await?;
+        if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
+            crate::run::remove_placeholders(&exec.placeholders);
+        }
+        removed.push(name.trim_start_matches('/').to_owned());
+    }
+    Ok(removed)
+}
+
+/// What is known of an existing container of a name.
+pub struct Existing {
+    pub running: bool,
+    pub config: Option<String>,
+    pub exec: Option<ExecSettings>,
+}
+
+pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, ShellError> {
+    match engine.api.inspect_container(name, None).await {
+        Ok(c) => {
+            let labels = c.config.and_then(|c| c.labels).unwrap_or_default();
+            if !labels.contains_key(LABEL_SANDBOX) {
+                return Err(ShellError::Policy(format!("a container named {name} exists and was not made by Warden; it is left alone")));
+            }
+            Ok(Some(Existing {
+                running: c.state.and_then(|s| s.running).unwrap_or(false),
+                config: labels.get(LABEL_CONFIG).cloned(),
+                exec: labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str(e).ok()),
+            }))
+        }
+        Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),
+        Err(e) => Err(engine_error(engine, "inspect a container", e)),
+    }
+}
+
+/// Creates and starts the container.
+pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> Result<(), ShellError> {
+    let image = body.image.clone().unwrap_or_default();
+    let options = CreateContainerOptions { name: Some(name.to_owned()), ..Default::default() };
+    if let Err(e) = engine.api.create_container(Some(options), body).await {
+        if let bollard::errors::Error::DockerResponseServerError { status_code: 404, .. } = e {
+            return Err(ShellError::Policy(format!(
+                "the image {image} is not in {}'s store; build, import or pull it first",
+                engine.kind.name()
+            )));
+        }
+        return Err(engine_error(engine, "create the container", e));
+    }
+    if let Err(e) = engine.api.start_container(name, None).await {
+        let _ = remove(engine, name).await;
+        return Err(engine_error(engine, "start the container", e));
+    }
+    Ok(())
+}
+
+pub async fn remove(engine: &Engine, name: &str) -> Result<(), ShellError> {
+    let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
+    match engine.api.remove_container(name, Some(options)).await {
+        Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
+        Err(e) => Err(engine_error(engine, "remove the container", e)),
+    }
+}
+
+pub fn engine_error(engine: &Engine, doing: &str, e: bollard::errors::Error) -> ShellError {
+    let why = match e {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => message,
+        other => other.to_string(),
+    };
+    ShellError::Engine(format!("{} could not {doing}: {why}", engine.kind.name()))
+}

@@ -1,0 +1,235 @@
+//! The container backend: one long-lived container per sandbox on podman or
+//! docker, reached through the Docker API, under the same plan as bubblewrap.
+
+mod engine;
+mod exec;
+mod layout;
+mod lifecycle;
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use warden_policy::{ContainerSettings, EngineChoice};
+
+pub use engine::EngineKind;
+use engine::Engine;
+pub use layout::{Layout, WORKSPACE};
+pub use lifecycle::{container_name, ExecSettings, Owner};
+
+use crate::error::ShellError;
+use crate::plan::ExecPlan;
+use crate::run::{Ended, ExecutionResult, Walls};
+
+/// A started container. A container of this process is removed when the
+/// last value for it is dropped (or stopped); a kept one stays until `stop`.
+pub struct ContainerSandbox {
+    running: Arc<Running>,
+}
+
+struct Running {
+    engine: Engine,
+    name: String,
+    settings: ExecSettings,
+    owner: Owner,
+    /// The digest of the settings it was created with.
+    config: String,
+    removed: AtomicBool,
+}
+
+/// Everything `start` needs.
+pub struct StartRequest<'a> {
+    pub container: &'a ContainerSettings,
+    pub plan: &'a ExecPlan,
+    pub layout: &'a Layout,
+    pub exec: ExecSettings,
+    /// `exec`, `mcp`, or a kept sandbox's name.
+    pub name: &'a str,
+    pub owner: Owner,
+    /// Refuse, rather than warn, when the engine would not apply memory or CPU limits.
+    pub require_limits: bool,
+}
+
+/// The containers this process has started, by name: a second sandbox with
+/// the same settings shares one, and one with other settings gets its own
+/// (`warden-mcp-<pid>-2`) rather than pulling the first from under its user.
+fn live() -> &'static Mutex<HashMap<String, Weak<Running>>> {
+    static LIVE: OnceLock<Mutex<HashMap<String, Weak<Running>>>> = OnceLock::new();
+    LIVE.get_or_init(Default::default)
+}
+
+impl ContainerSandbox {
+    /// Starts the container, or reuses a healthy one of the same name and
+    /// settings; first removes Warden's containers whose owner is gone.
+    pub fn start(request: StartRequest<'_>) -> Result<ContainerSandbox, ShellError> {
+        let base = container_name(request.name, request.owner);
+        let config = lifecycle::config_digest(request.container, request.plan, &request.exec);
+        let mut live = live().lock().unwrap_or_else(|p| p.into_inner());
+        let mut name = base.clone();
+        for n in 2.. {
+            match live.get(&name).and_then(Weak::upgrade) {
+                Some(running) if running.config == config => return Ok(ContainerSandbox { running }),
+                Some(_) if request.owner == Owner::ThisProcess => name = format!("{base}-{n}"),
+                _ => break,
+            }
+        }
+        let running = block_on(async {
+            let engine = engine::connect(request.container.engine).await?;
+            let asks_limits = request.container.memory_bytes.is_some() || request.container.nano_cpus.is_some();
+            if asks_limits && !engine.applies_limits {
+                let why = format!("{} runs rootless on cgroup v1 here and would not apply the policy's memory and CPU limits", engine.kind.name());
+                if request.require_limits {
+                    return Err(ShellError::SandboxRequired { reason: why });
+                }
+                eprintln!("warden: warning: {why}");
+            }
+            lifecycle::remove_stale(&engine).await?;
+            let body = lifecycle::create_body(engine.kind, request.container, request.layout, &request.exec, request.name, request.owner, &config);
+            match lifecycle::existing(&engine, &name).await? {
+                Some(old) if old.running && old.config.as_ref() == Some(&config) => {}
+                Some(old) if old.running && request.owner == Owner::Kept => {
+                    return Err(ShellError::Policy(format!(
+                        "a sandbox named {} is running with other settings; stop it first (warden sandbox stop {})",
+                        request.name, request.name
+                    )));
+                }
+                Some(_) => {
+                    lifecycle::remove(&engine, &name).await?;
+                    lifecycle::create(&engine, &name, body).await?;
+                }
+                None => lifecycle::create(&engine, &name, body).await?,
+            }
+            Ok(Running { engine, name: name.clone(), settings: request.exec, owner: request.owner, config, removed: AtomicBool::new(false) })
+        })?;
+        let running = Arc::new(running);
+        live.insert(name, Arc::downgrade(&running));
+        Ok(ContainerSandbox { running })
+    }
+
+    /// A kept sandbox started earlier, by any process; with `running`, only one that runs.
+    pub fn attach(name: &str) -> Result<ContainerSandbox, ShellError> {
+        block_on(async {
+            let container = container_name(name, Owner::Kept);
+            let mut tried = Vec::new();
+            for choice in [EngineChoice::Docker, EngineChoice::Podman] {
+                let engine = match engine::connect(choice).await {
+                    Ok(engine) => engine,
+                    Err(e) => {
+                        tried.push(e.to_string());
+                        continue;
+                    }
+                };
+                match lifecycle::existing(&engine, &container).await? {
+                    Some(found) if found.running => {
+                        let settings = found.exec.ok_or_else(|| ShellError::Policy(format!("{container} has no Warden settings")))?;
+                        let running = Running {
+                            engine,
+                            name: container,
+                            settings,
+                            owner: Owner::Kept,
+                            config: found.config.unwrap_or_default(),
+                            removed: AtomicBool::new(false),
+                        };
+                        return Ok(ContainerSandbox { running: Arc::new(running) });
+                    }
+                    Some(_) => tried.push(format!("{}: {container} is not running", choice.name())),
+                    None => tried.push(format!("{}: no container {container}", choice.name())),
+                }
+            }
+            Err(ShellError::Policy(format!("no running sandbox named {name} ({})", tried.join("; "))))
+        })
+    }
+
+    pub fn engine(&self) -> EngineKind {
+        self.running.engine.kind
+    }
+
+    /// The container's name.
+    pub fn name(&self) -> &str {
+        &self.running.name
+    }
+
+    pub fn settings(&self) -> &ExecSettings {
+        &self.running.settings
+    }
+
+    /// Runs `argv` in `cwd` (a folder inside the container).
+    pub fn execute(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<Ended, ShellError> {
+        let r = &self.running;
+        let cwd = cwd.unwrap_or(&r.settings.cwd);
+        block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))
+    }
+
+    /// Runs a command as a [`crate::ShellSandbox`] of the same policy would, in
+    /// `cwd`, a virtual path (default: the first writable mount).
+    pub fn run(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration) -> Result<ExecutionResult, ShellError> {
+        let settings = self.settings();
+        let cwd = match cwd {
+            Some(vpath) => {
+                let vpath = warden_policy::VPath::parse(vpath, warden_policy::Namespace::Root)
+                    .map_err(|e| ShellError::Cwd { path: vpath.into(), reason: e.to_string() })?;
+                Some(if settings.virtual_root { format!("{WORKSPACE}{vpath}") } else { vpath.to_string() })
+            }
+            None => None,
+        };
+        let ended = self.execute(argv, cwd.as_deref(), timeout, None)?;
+        let walls = Walls { writable: settings.writable.clone(), network: settings.network };
+        Ok(ended.into_result(timeout, &walls, &[], true))
+    }
+
+    /// Removes the container (and the mount points the runtime left on the
+    /// host) now: a kept one always, one of this process if nothing else here uses it.
+    pub fn stop(self) -> Result<(), ShellError> {
+        if self.running.owner == Owner::Kept || Arc::strong_count(&self.running) == 1 {
+            return self.running.remove();
+        }
+        Ok(())
+    }
+}
+
+impl Running {
+    fn remove(&self) -> Result<(), ShellError> {
+        if self.removed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        // Inside async code a runtime cannot block; a thread of its own can.
+        let result = if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| s.spawn(|| block_on(lifecycle::remove(&self.engine, &self.name))).join().unwrap_or(Ok(())))
+        } else {
+            block_on(lifecycle::remove(&self.engine, &self.name))
+        };
+        crate::run::remove_placeholders(&self.settings.placeholders);
+        result
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.owner == Owner::Kept {
+            return;
+        }
+        if let Err(e) = self.remove() {
+            eprintln!("warden: {e}");
+        }
+    }
+}
+
+/// The runtime every container call runs on, for the life of the process.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("warden-container")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+    })
+}
+
+fn block_on<T>(future: impl Future<Output = T>) -> T {
+    runtime().block_on(future)
+}

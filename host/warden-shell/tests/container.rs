@@ -1,0 +1,376 @@
+//! The container backend (`shell: { backend: container }`) on podman, for
+//! real: the escape suite, adapted to a container's paths and busybox's
+//! words, each case checked from the host afterwards; then the limits and
+//! the container's life (reuse, stale removal). Needs podman and the image
+//! of policies/container-image.sh (policies/setup.sh installs both).
+
+mod common;
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use warden_shell::container::Owner;
+use warden_shell::{ContainerName, ExecutionResult, ShellSandbox};
+
+const IMAGE: &str = "localhost/warden-busybox:1";
+
+/// A container sandbox over the project: `proj` rw, `docs` ro, plus `extra`
+/// lines under `shell:`. Each gets a name of its own, so that tests in one
+/// process never share a container.
+fn sandbox(p: &Project, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let policy = format!(
+        "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: podman, memory: 64MiB }}\n{shell_extra}"
+    );
+    std::fs::write(p.path("policy.yaml"), policy).unwrap();
+    let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
+    let fs = warden_fs::Sandbox::open_for(&policy, None).unwrap();
+    let name = ContainerName { name: format!("test{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
+    ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name)
+        .unwrap_or_else(|e| panic!("no container here ({e}); podman and {IMAGE} come from policies/setup.sh"))
+}
+
+fn sh(sandbox: &ShellSandbox, script: &str) -> ExecutionResult {
+    sh_for(sandbox, script, Duration::from_secs(30))
+}
+
+fn sh_for(sandbox: &ShellSandbox, script: &str, timeout: Duration) -> ExecutionResult {
+    let argv: Vec<OsString> = ["/bin/sh", "-c", script].iter().map(OsString::from).collect();
+    sandbox.execute_argv(&argv, None, timeout).unwrap()
+}
+
+fn podman(args: &[&str]) -> (bool, String) {
+    let out = Command::new("podman").args(args).output().expect("podman is installed");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn container_of(sandbox: &ShellSandbox) -> String {
+    match sandbox.backend() {
+        warden_shell::Backend::Container { name, .. } => name,
+        other => panic!("not a container: {other:?}"),
+    }
+}
+
+// ---- the filesystem ----
+
+#[test]
+fn mounts_appear_at_their_virtual_paths_and_the_writable_one_is_the_working_folder() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "pwd; cat /docs/readme.md; echo built > out.o");
+    assert!(r.ok() && r.sandboxed, "{r:?}");
+    assert_eq!(r.stdout, "/proj\ndocs\n");
+    assert_eq!(p.read("proj/out.o").as_deref(), Some("built\n"));
+}
+
+#[test]
+fn writing_outside_the_writable_mounts_fails_and_the_note_names_virtual_paths() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "echo x > /docs/new.md; echo x > /etc/new.txt; echo x > /bin/new.txt; echo x > /new.txt");
+    assert_ne!(r.exit_code, 0);
+    assert!(!p.exists("docs/new.md"));
+    assert_eq!(r.stderr.matches("Read-only file system").count(), 4, "{}", r.stderr);
+    assert!(r.stderr.contains("Note: writable paths in this sandbox are /proj\n"), "{}", r.stderr);
+    assert!(!r.stderr.contains(&host(p.dir.path())), "a host path leaked: {}", r.stderr);
+}
+
+#[test]
+fn files_written_into_a_mount_belong_to_the_mounts_owner() {
+    let p = Project::new();
+    std::os::unix::fs::chown(p.path("proj"), Some(1000), Some(1000)).unwrap();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "id -u; echo x > mine.txt");
+    assert!(r.ok(), "{r:?}");
+    assert_eq!(r.stdout.trim(), "1000");
+    let meta = std::fs::metadata(p.path("proj/mine.txt")).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (1000, 1000));
+}
+
+#[test]
+fn the_host_outside_the_mounts_is_invisible() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let outside = host(&p.path("outside/secret.txt"));
+    let r = sh(&s, &format!("cat {outside}; ls {}; cat /root/.bash_history /etc/shadow; ls /home", host(p.dir.path())));
+    assert_no_secret(&r);
+    assert!(r.stderr.contains(&format!("can't open '{outside}'")), "{}", r.stderr);
+}
+
+#[test]
+fn deny_read_hides_secret_files_and_folders_inside_a_mount() {
+    let p = Project::new();
+    p.file("proj/.env", SECRET).file("proj/secrets/key.pem", SECRET);
+    let s = sandbox(&p, "    deny_read: [.env, secrets/]\n", "");
+    let r = sh(&s, "cat .env; ls secrets; cat secrets/key.pem; echo x > .env; echo x > secrets/new");
+    assert_no_secret(&r);
+    assert_eq!(p.read("proj/.env").as_deref(), Some(SECRET));
+    assert!(!p.exists("proj/secrets/new"));
+}
+
+#[test]
+fn a_symlink_inside_a_mount_cannot_lead_out() {
+    let p = Project::new();
+    std::os::unix::fs::symlink(p.path("outside/secret.txt"), p.path("proj/link")).unwrap();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "cat link; ln -s /etc/passwd mine; cat mine > copied.txt");
+    assert_no_secret(&r);
+    // The container's /etc/passwd is the image's, not the host's.
+    assert!(!p.read("proj/copied.txt").unwrap_or_default().contains("daemon:"), "{r:?}");
+}
+
+#[test]
+fn a_hard_link_to_a_file_outside_the_mount_is_refused() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "ln /etc/passwd passwd; ln /docs/readme.md readme");
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    assert!(!p.exists("proj/passwd") && !p.exists("proj/readme"));
+}
+
+#[test]
+fn mknod_and_mount_are_refused() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "mknod disk b 8 0; mount -t tmpfs none /proj; mount --bind / /tmp");
+    assert!(!p.exists("proj/disk"));
+    assert!(r.stderr.contains("mknod: disk: Operation not permitted"), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("mount: permission denied (are you root?)").count(), 2, "{}", r.stderr);
+    assert_eq!(p.read("proj/main.c").as_deref(), Some("int main(void) { return 0; }\n"));
+}
+
+#[test]
+fn git_hooks_and_config_stay_read_only_in_an_existing_repo() {
+    let p = Project::new();
+    p.file("proj/.git/config", "[core]\n").file("proj/.git/hooks/pre-commit.sample", "#!/bin/sh\n");
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; mv .git .git-old; mv .git/hooks .git/h2; echo ok > .git/HEAD");
+    assert!(!p.exists("proj/.git/hooks/pre-commit") && !p.exists("proj/.git-old"));
+    assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n"));
+    assert_eq!(p.read("proj/.git/HEAD").as_deref(), Some("ok\n"), "the rest of .git stays writable: {r:?}");
+}
+
+#[test]
+fn a_fresh_repo_and_shell_rc_files_cannot_be_planted() {
+    let p = Project::new();
+    let s = sandbox(&p, "    protect: [Makefile]\n", "");
+    // A missing protected path is /dev/null, read-only: a write there goes nowhere.
+    let r = sh(&s, "mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout; echo evil > .bashrc; echo evil > .profile; mkdir .vscode; echo x > Makefile");
+    assert!(r.stderr.contains("mkdir: can't create directory '.git/': Not a directory"), "{}", r.stderr);
+    for planted in [".git/hooks/post-checkout", ".bashrc", ".profile", ".vscode", "Makefile"] {
+        let there = std::fs::symlink_metadata(p.path("proj").join(planted));
+        assert!(there.as_ref().map_or(true, |m| m.len() == 0 && !m.is_dir()), "{planted} was planted: {there:?}");
+    }
+    drop(s);
+    // The empty mount points the runtime made on the host go with the container.
+    assert!(!p.exists("proj/.bashrc") && !p.exists("proj/.git") && !p.exists("proj/Makefile"));
+}
+
+#[test]
+fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
+    let p = Project::new();
+    p.file("proj/real-hooks/keep", "k");
+    std::fs::create_dir_all(p.path("proj/.git")).unwrap();
+    std::os::unix::fs::symlink("../real-hooks", p.path("proj/.git/hooks")).unwrap();
+    let s = sandbox(&p, "", "");
+    sh(&s, "echo evil > .git/hooks/pre-commit; echo evil > real-hooks/pre-commit");
+    assert!(!p.exists("proj/real-hooks/pre-commit"));
+}
+
+#[test]
+fn a_protected_symlink_out_of_every_mount_fails_closed() {
+    let p = Project::new();
+    std::os::unix::fs::symlink(p.path("outside"), p.path("proj/.vscode")).unwrap();
+    let policy_dir = p.dir.path().to_owned();
+    let policy = format!(
+        "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: podman }}\n"
+    );
+    std::fs::write(policy_dir.join("policy.yaml"), policy).unwrap();
+    let policy = warden_policy::load(&policy_dir.join("policy.yaml")).unwrap();
+    let err = ShellSandbox::new(&policy, None).err().expect("refused");
+    assert!(err.to_string().contains(".vscode"), "{err}");
+}
+
+// ---- processes ----
+
+#[test]
+fn capabilities_are_empty_and_setuid_cannot_raise_them() {
+    let p = Project::new();
+    let r = sh(&sandbox(&p, "", ""), "cat /proc/self/status");
+    for field in ["CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"] {
+        let line = r.stdout.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field}: {r:?}"));
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+    assert!(r.stdout.lines().any(|l| l.starts_with("NoNewPrivs:") && l.ends_with('1')), "{}", r.stdout);
+}
+
+#[test]
+fn no_host_processes_are_visible() {
+    let p = Project::new();
+    let r = sh(&sandbox(&p, "", ""), "ls /proc");
+    let pids: Vec<&str> = r.stdout.split_whitespace().filter(|s| s.chars().all(|c| c.is_ascii_digit())).collect();
+    assert!(pids.len() < 10, "{pids:?}");
+}
+
+#[test]
+fn the_hosts_environment_does_not_reach_the_command_and_the_policys_does() {
+    // SAFETY: set before this test starts its sandbox; read by no other thread here.
+    unsafe { std::env::set_var("WARDEN_TEST_API_TOKEN", SECRET) };
+    let p = Project::new();
+    let s = sandbox(&p, "", "  env: { GREETING: hello, DEPLOY_TOKEN: x }\n");
+    let r = sh(&s, "env; cat /proc/1/environ");
+    assert_no_secret(&r);
+    assert!(r.stdout.contains("GREETING=hello") && !r.stdout.contains("DEPLOY_TOKEN"), "{}", r.stdout);
+}
+
+#[test]
+fn the_root_filesystem_is_read_only_and_tmp_is_fresh() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "echo x > /bin/evil; echo x > /tmp/t && cat /tmp/t");
+    assert_eq!(r.stdout, "x\n");
+    assert!(r.stderr.contains("can't create /bin/evil: Read-only file system"), "{}", r.stderr);
+}
+
+#[test]
+fn a_timeout_kills_the_command_and_every_child_inside_and_the_container_goes_on() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let start = Instant::now();
+    // A child in the background, one that left the process group, and one that also cleared its environment.
+    let r = sh_for(&s, "sleep 101 & setsid sleep 102 & setsid env -i sleep 103 & sleep 100", Duration::from_millis(1000));
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+    assert!(r.stderr.contains("[warden: timed out after 1000 ms; the command and its children were killed]"), "{}", r.stderr);
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    let left = sh(&s, "ps -o comm,args");
+    assert!(!left.stdout.contains("sleep 10"), "left running inside: {}", left.stdout);
+}
+
+#[test]
+fn a_background_process_outlives_its_command_and_a_later_timeout_spares_it() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    assert!(sh(&s, "sleep 200 > /dev/null 2>&1 &").ok());
+    assert!(sh_for(&s, "sleep 100", Duration::from_millis(500)).timed_out);
+    let left = sh(&s, "ps -o args");
+    assert!(left.stdout.contains("sleep 200") && !left.stdout.contains("sleep 100"), "{}", left.stdout);
+}
+
+#[test]
+fn a_memory_hog_is_killed_and_the_container_serves_the_next_command() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    // The policy's limit is 64 MiB; sort holds its whole input, one 200 MB line.
+    let r = sh(&s, "head -c 200000000 /dev/zero | sort > /dev/null");
+    assert_eq!(r.exit_code, 137, "{r:?}");
+    let next = sh(&s, "echo next");
+    assert_eq!(next.stdout, "next\n", "{next:?}");
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_and_the_container_goes_on() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh_for(&s, "(i=0; while [ $i -lt 700 ]; do sleep 5 & i=$((i+1)); done) 2>/dev/null; set -- /proc/[0-9]*; echo $#", Duration::from_secs(30));
+    let count: usize = r.stdout.trim().parse().unwrap_or_else(|_| panic!("{r:?}"));
+    assert!(count <= 512, "{count} processes");
+    assert!(count > 100, "the loop did not run: {r:?}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(sh(&s, "echo next").stdout, "next\n");
+}
+
+#[test]
+fn output_is_capped_with_a_marker() {
+    let p = Project::new();
+    let s = sandbox(&p, "    max_output: 1KiB\n", "");
+    let r = sh(&s, "head -c 5000 /dev/zero | tr '\\0' a");
+    assert!(r.truncated, "{r:?}");
+    assert_eq!(r.stdout, format!("{}\n[warden: output truncated after 1024 bytes]\n", "a".repeat(1024)));
+}
+
+#[test]
+fn cancelling_kills_the_command_inside() {
+    let p = Project::new();
+    let s = std::sync::Arc::new(sandbox(&p, "", ""));
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(800));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let argv: Vec<OsString> = ["/bin/sh", "-c", "sleep 104 & sleep 105"].iter().map(OsString::from).collect();
+    let r = s.execute_argv_cancellable(&argv, None, Duration::from_secs(60), &cancel).unwrap();
+    assert_eq!(r.exit_code, 130, "{r:?}");
+    assert!(!sh(&s, "ps -o args").stdout.contains("sleep 10"));
+}
+
+// ---- the network ----
+
+#[test]
+fn there_is_no_network_unless_the_policy_allows_it() {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let p = Project::new();
+    let r = sh(&sandbox(&p, "", ""), &format!("ip -o addr | grep -v ' lo '; echo hi | nc -w 2 10.0.2.2 {port}; wget -q -T 2 http://example.com/"));
+    assert_ne!(r.exit_code, 0);
+    assert!(r.stderr.contains("Note: network access is disabled for this sandbox"), "{}", r.stderr);
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "a connection reached the host");
+}
+
+// ---- the container's life ----
+
+#[test]
+fn a_second_sandbox_with_the_same_settings_shares_the_container_and_the_last_one_removes_it() {
+    let p = Project::new();
+    let first = sandbox(&p, "", "");
+    let name = container_of(&first);
+    assert!(sh(&first, "echo kept > /tmp/mark").ok());
+    let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
+    let same = ContainerName { name: name.trim_start_matches("warden-").rsplit_once('-').unwrap().0.to_owned(), owner: Owner::ThisProcess };
+    let second = ShellSandbox::with_options(&policy, warden_fs::Sandbox::open_for(&policy, None).unwrap(), warden_shell::ProcessCap::start().unwrap(), same).unwrap();
+    assert_eq!(container_of(&second), name);
+    assert_eq!(sh(&second, "cat /tmp/mark").stdout, "kept\n");
+    drop(first);
+    assert!(podman(&["container", "exists", &name]).0, "removed while still in use");
+    drop(second);
+    assert!(!podman(&["container", "exists", &name]).0, "left behind");
+}
+
+#[test]
+fn a_stale_container_whose_owner_died_is_removed_at_the_next_start() {
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let stale = format!("warden-stale-{pid}");
+    let (made, _) = podman(&[
+        "run", "-d", "--rm=false", "--name", &stale, "--label", "io.warden.sandbox=stale", "--label",
+        &format!("io.warden.owner={pid}:1"), IMAGE, "sleep", "1000",
+    ]);
+    assert!(made);
+    let (made, _) = podman(&["run", "-d", "--name", &format!("{stale}-foreign"), IMAGE, "sleep", "1000"]);
+    assert!(made);
+    let p = Project::new();
+    let _s = sandbox(&p, "", "");
+    assert!(!podman(&["container", "exists", &stale]).0, "the stale container is still there");
+    // A container that Warden did not make is left alone.
+    assert!(podman(&["container", "exists", &format!("{stale}-foreign")]).0);
+    podman(&["rm", "-f", "-t", "0", &format!("{stale}-foreign")]);
+}
+
+#[test]
+fn the_container_is_hardened() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let (ok, inspect) = podman(&["inspect", &container_of(&s), "--format",
+        "{{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{.HostConfig.PidsLimit}} {{.HostConfig.Init}} {{.HostConfig.NetworkMode}} {{.HostConfig.Memory}}"]);
+    assert!(ok);
+    assert!(inspect.starts_with("true "), "{inspect}");
+    for part in ["CAP_", "no-new-privileges", " 512 ", " true ", " none ", " 67108864"] {
+        assert!(inspect.contains(part), "{part} missing: {inspect}");
+    }
+}
