@@ -9,6 +9,7 @@ use tempfile::TempDir;
 
 mod approvals;
 mod components;
+mod containers;
 mod exec;
 mod mcp;
 mod mcp_http;

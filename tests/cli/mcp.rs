@@ -14,7 +14,8 @@ use super::Fixture;
 /// A client of one `warden mcp` process.
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed, as a client that goes away closes it.
+    stdin: Option<ChildStdin>,
     /// The server's stdout, line by line, from a thread of its own.
     lines: Receiver<String>,
     next_id: u64,
@@ -61,7 +62,7 @@ impl Client {
                 }
             }
         });
-        Client { child, stdin, lines, next_id: 1, meta: None }
+        Client { child, stdin: Some(stdin), lines, next_id: 1, meta: None }
     }
 
     /// Starts a server and opens a session in `revision`.
@@ -91,9 +92,10 @@ impl Client {
     }
 
     fn send(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the client is still connected");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// The next message; a test fails, rather than hangs, when none comes.
@@ -463,6 +465,27 @@ fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
     f.file("policy.yaml", super::POLICY);
     let (mut c, _) = Client::connect(&f, OLD, &[]);
     assert!(c.request("tools/list", json!({}))["tools"].as_array().unwrap().iter().all(|t| t["name"] != "run_command"));
+}
+
+#[test]
+fn run_command_uses_one_container_for_the_servers_life() {
+    let f = Fixture::new();
+    let container = "  shell:\n    backend: container\n    container: { image: \"localhost/warden-busybox:1\", engine: podman }\n";
+    f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", &format!("sandbox:\n{container}")));
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let name = format!("warden-mcp-{}", c.child.id());
+    let first = c.call("run_command", json!({ "command": "echo kept > /tmp/state; pwd; echo x > /pipeline/x.md" }));
+    let result = ok(&first);
+    assert_eq!((result["stdout"].clone(), result["exit_code"].clone(), result["sandboxed"].clone()), (json!("/portfolio\n"), json!(1), json!(true)));
+    assert_eq!(result["stderr"], "/bin/sh: can't create /pipeline/x.md: Read-only file system\n\nNote: writable paths in this sandbox are /portfolio\n");
+    assert_eq!(ok(&c.call("run_command", json!({ "command": "cat /tmp/state" })))["stdout"], "kept\n");
+    assert_eq!(ok(&c.call("run_command", json!({ "command": "pwd", "cwd": "/pipeline" })))["stdout"], "/pipeline\n");
+    let exists = |name: &str| Command::new("podman").args(["container", "exists", name]).status().unwrap().success();
+    assert!(exists(&name), "{}", server_log(&f));
+    // The client goes away: the server ends and its container with it.
+    c.stdin = None;
+    let _ = c.child.wait();
+    assert!(!exists(&name), "left behind: {}", server_log(&f));
 }
 
 const APPROVAL_POLICY: &str = "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n";

@@ -317,3 +317,40 @@ fn tools_are_checked_naming_the_field() {
         assert_eq!(d.check(&format!("{base}tools:\n{tools}")).unwrap_err(), expected, "{tools}");
     }
 }
+
+fn container(spec: &str) -> String {
+    format!("{}  shell:\n{spec}", paths("    portfolio: { root: ./portfolio, mode: rw }\n"))
+}
+
+#[test]
+fn a_container_backend_is_validated() {
+    let d = Dir::new();
+    let p = d
+        .check(&container("    backend: container\n    container: { image: \"localhost/x:1\", memory: 512MiB, cpus: 1.5, engine: podman, workspace_root: . }\n"))
+        .unwrap();
+    let c = p.shell.container.unwrap();
+    assert_eq!((c.image.as_str(), c.memory_bytes, c.nano_cpus, c.engine), ("localhost/x:1", Some(512 << 20), Some(1_500_000_000), warden_policy::EngineChoice::Podman));
+    assert_eq!(c.workspace_root.as_deref(), Some(d.0.path()));
+    assert!(d.check(&container("    backend: os\n")).unwrap().shell.container.is_none());
+}
+
+#[test]
+fn container_settings_that_cannot_work_are_refused_naming_the_field() {
+    let d = Dir::new();
+    let cases = [
+        ("    backend: container\n", "sandbox.shell.container", "`backend: container` needs a `container:` section with an image"),
+        ("    container: { image: x }\n", "sandbox.shell.container", "container settings need `backend: container`"),
+        ("    backend: container\n    container: { memory: 1GiB }\n", "sandbox.shell.container.image", "'' is not an image name"),
+        ("    backend: container\n    container: { image: \"a b\" }\n", "sandbox.shell.container.image", "'a b' is not an image name"),
+        ("    backend: container\n    container: { image: x, memory: 1MiB }\n", "sandbox.shell.container.memory", "engines need at least 6MiB"),
+        ("    backend: container\n    container: { image: x, cpus: 0 }\n", "sandbox.shell.container.cpus", "0 is not a number of CPUs between 0.01 and 1024"),
+    ];
+    for (spec, field, message) in cases {
+        let err = d.check(&container(spec)).unwrap_err();
+        assert!(err.contains(field) && err.contains(message), "{spec}: {err}");
+    }
+    let err = d.check(&container("    backend: vm\n")).unwrap_err();
+    assert_eq!(err, ":6:14: unknown variant `vm`, expected one of os, container");
+    let err = d.check(&container("    backend: container\n    container: { image: x, engine: lxc }\n")).unwrap_err();
+    assert!(err.starts_with(":7:") && err.contains("unknown variant `lxc`, expected one of auto, podman, docker"), "{err}");
+}

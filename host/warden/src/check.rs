@@ -13,6 +13,9 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
     let program = Sandbox::open(&policy)?;
     let mut out = format!("{}: valid\n", policy.file.display());
     let _ = writeln!(out, "network: {}", if policy.network { "on" } else { "off" });
+    if policy.shell_section {
+        let _ = writeln!(out, "shell commands: {}", shell_backend(&policy.shell));
+    }
     if let Some(audit) = &policy.audit {
         let _ = writeln!(out, "audit: {}", audit.display());
     }
@@ -80,4 +83,19 @@ fn rules(r: &Rules) -> String {
         s.push_str("  write_approval");
     }
     s
+}
+
+fn shell_backend(shell: &warden_policy::Shell) -> String {
+    let Some(c) = &shell.container else { return "the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)".into() };
+    let mut text = format!("a container of {} on {}", c.image, c.engine.name());
+    if let Some(bytes) = c.memory_bytes {
+        let _ = write!(text, ", memory {} MiB", bytes >> 20);
+    }
+    if let Some(nano) = c.nano_cpus {
+        let _ = write!(text, ", {} CPUs", nano as f64 / 1e9);
+    }
+    if let Some(root) = &c.workspace_root {
+        let _ = write!(text, ", mounts inside {}", root.display());
+    }
+    text
 }

@@ -1,0 +1,188 @@
+//! The container backend from the command line, on podman for real:
+//! `warden exec` with a container policy, kept sandboxes (`warden sandbox
+//! start|stop`, `warden exec --sandbox`), two hosts at once, and the messages
+//! when no engine works.
+
+use std::process::{Command, Output};
+
+use super::Fixture;
+
+const CONTAINER_POLICY: &str = "\
+version: 1
+sandbox:
+  paths:
+    portfolio: { root: ./portfolio, mode: rw }
+    pipeline:  { root: ./pipeline, mode: ro }
+  limits: { timeout: 20s }
+  shell:
+    backend: container
+    container: { image: \"localhost/warden-busybox:1\", engine: podman, memory: 128MiB, cpus: 1 }
+";
+
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    f.file("policy.yaml", CONTAINER_POLICY);
+    f
+}
+
+fn warden(f: &Fixture, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    warden_with_pid(f, args, env).0
+}
+
+/// Also the pid of the `warden` process, which names its container.
+fn warden_with_pid(f: &Fixture, args: &[&str], env: &[(&str, &str)]) -> ((i32, String, String), u32) {
+    let child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .current_dir(f.path(""))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out: Output = child.wait_with_output().unwrap();
+    ((out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()), pid)
+}
+
+fn containers_named(prefix: &str) -> Vec<String> {
+    let out = Command::new("podman").args(["ps", "-a", "--format", "{{.Names}}"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter(|n| n.starts_with(prefix)).map(str::to_owned).collect()
+}
+
+#[test]
+fn exec_runs_the_command_in_a_container_and_removes_it() {
+    let f = fixture();
+    let ((status, stdout, stderr), pid) = warden_with_pid(
+        &f,
+        &["exec", "--policy", "policy.yaml", "--", "sh", "-c", "pwd; cat /pipeline/status.md; echo; echo made > new.md; echo x > /pipeline/x.md; exit 3"],
+        &[],
+    );
+    assert_eq!(status, 3, "{stderr}");
+    assert_eq!(stdout, "/portfolio\nok\n");
+    assert_eq!(stderr, "sh: can't create /pipeline/x.md: Read-only file system\n\nNote: writable paths in this sandbox are /portfolio\n");
+    assert_eq!(std::fs::read_to_string(f.path("portfolio/new.md")).unwrap(), "made\n");
+    assert!(!f.path("pipeline/x.md").exists());
+    assert!(containers_named(&format!("warden-exec-{pid}")).is_empty(), "the container was left behind");
+}
+
+#[test]
+fn exec_times_out_with_124_and_a_virtual_cwd_works() {
+    let f = fixture();
+    let (status, _, stderr) = warden(&f, &["exec", "--policy", "policy.yaml", "--timeout", "1s", "--", "sleep", "30"], &[]);
+    assert_eq!(status, 124);
+    assert!(stderr.ends_with("[warden: timed out after 1000 ms; the command and its children were killed]\n"), "{stderr}");
+    let (status, stdout, _) = warden(&f, &["exec", "--policy", "policy.yaml", "--cwd", "/portfolio/reports", "--", "ls"], &[]);
+    assert_eq!((status, stdout.as_str()), (0, "q3.md\n"));
+}
+
+#[test]
+fn a_kept_sandbox_serves_several_commands_until_stopped() {
+    let f = fixture();
+    let name = format!("clitest{}", std::process::id());
+    let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "policy.yaml", "--name", &name], &[]);
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(stderr, format!("warden: sandbox {name} is running (podman container warden-{name}); run commands with `warden exec --sandbox {name} -- ...`\n"));
+    // Started again with the same policy: the running one is reused.
+    assert_eq!(warden(&f, &["sandbox", "start", "--policy", "policy.yaml", "--name", &name], &[]).0, 0);
+    assert_eq!(containers_named(&format!("warden-{name}")), [format!("warden-{name}")]);
+    let run = |args: &[&str]| {
+        let mut all = vec!["exec", "--sandbox", name.as_str()];
+        all.extend_from_slice(args);
+        warden(&f, &all, &[])
+    };
+    assert_eq!(run(&["--", "sh", "-c", "echo one > /tmp/state"]).0, 0);
+    assert_eq!(run(&["--", "cat", "/tmp/state"]).1, "one\n", "the container lives across commands");
+    assert_eq!(run(&["--cwd", "/portfolio/reports", "--", "ls"]).1, "q3.md\n");
+    let (status, _, stderr) = run(&["--", "sh", "-c", "echo x > /pipeline/y.md"]);
+    assert_eq!((status, stderr.as_str()), (1, "sh: can't create /pipeline/y.md: Read-only file system\n\nNote: writable paths in this sandbox are /portfolio\n"));
+    // Another policy under the same name is refused while it runs.
+    f.file("other.yaml", &CONTAINER_POLICY.replace("mode: ro", "mode: rw"));
+    let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "other.yaml", "--name", &name], &[]);
+    assert_eq!((status, stderr.as_str()), (2, format!("warden: a sandbox named {name} is running with other settings; stop it first (warden sandbox stop {name})\n").as_str()));
+    let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
+    assert_eq!((status, stderr.as_str()), (0, format!("warden: sandbox {name} is removed\n").as_str()));
+    assert!(containers_named(&format!("warden-{name}")).is_empty());
+    let (status, _, stderr) = run(&["--", "true"]);
+    assert_eq!(status, 2);
+    assert!(stderr.starts_with(&format!("warden: no running sandbox named {name} (")), "{stderr}");
+}
+
+#[test]
+fn sandbox_names_and_policies_are_checked() {
+    let f = fixture();
+    for bad in ["", "../x", "-rf", "a b", "x/y"] {
+        let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "policy.yaml", &format!("--name={bad}")], &[]);
+        assert_eq!(status, 2, "{bad}");
+        assert!(stderr.contains("is not a sandbox name"), "{stderr}");
+    }
+    f.file("plain.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell: {}\n");
+    let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "plain.yaml", "--name", "x"], &[]);
+    assert_eq!(status, 2);
+    assert!(stderr.ends_with("plain.yaml has no `shell: { backend: container }`: only container sandboxes are kept\n"), "{stderr}");
+}
+
+#[test]
+fn two_hosts_at_once_get_containers_of_their_own() {
+    let f = fixture();
+    let spawn = |word: &str| {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .current_dir(f.path(""))
+            .args(["exec", "--policy", "policy.yaml", "--", "sh", "-c", &format!("echo {word} > /tmp/who; sleep 2; cat /tmp/who")])
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("first"));
+        let b = s.spawn(|| spawn("second"));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(String::from_utf8_lossy(&a.stdout), "first\n", "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(String::from_utf8_lossy(&b.stdout), "second\n", "{}", String::from_utf8_lossy(&b.stderr));
+}
+
+#[test]
+fn without_a_working_engine_the_command_is_refused_and_never_runs_elsewhere() {
+    let f = fixture();
+    f.file("docker.yaml", &CONTAINER_POLICY.replace("engine: podman", "engine: docker"));
+    let (status, _, stderr) =
+        warden(&f, &["exec", "--policy", "docker.yaml", "--", "sh", "-c", "echo ran > ran.md"], &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")]);
+    assert_eq!(status, 2);
+    assert_eq!(
+        stderr,
+        "warden: no container engine works here, and the policy asks for `backend: container` (never replaced by another sandbox): \
+         docker: no socket at /nonexistent/docker.sock\n"
+    );
+    // auto: docker first, then podman, each with its reason (podman is not on this PATH).
+    f.file("auto.yaml", &CONTAINER_POLICY.replace("engine: podman", "engine: auto"));
+    let empty = tempfile::tempdir().unwrap();
+    let (status, _, stderr) = warden(
+        &f,
+        &["exec", "--policy", "auto.yaml", "--", "sh", "-c", "echo ran > ran.md"],
+        &[("DOCKER_HOST", "unix:///nonexistent/docker.sock"), ("PATH", empty.path().to_str().unwrap()), ("XDG_RUNTIME_DIR", empty.path().to_str().unwrap())],
+    );
+    assert_eq!(status, 2);
+    assert!(
+        stderr.ends_with("docker: no socket at /nonexistent/docker.sock; podman: `podman` is not installed\n"),
+        "{stderr}"
+    );
+    assert!(!f.path("portfolio/ran.md").exists());
+}
+
+#[test]
+fn a_folder_outside_the_workspace_root_is_refused() {
+    let f = fixture();
+    f.file("rooted.yaml", &CONTAINER_POLICY.replace("engine: podman,", "engine: podman, workspace_root: ./portfolio,"));
+    let (status, _, stderr) = warden(&f, &["exec", "--policy", "rooted.yaml", "--", "true"], &[]);
+    assert_eq!((status, stderr.as_str()), (2, "warden: /pipeline is not inside the container's workspace_root\n"));
+}
+
+#[test]
+fn check_says_where_shell_commands_run() {
+    let f = fixture();
+    let (status, stdout, _) = warden(&f, &["check", "policy.yaml"], &[]);
+    assert_eq!(status, 0);
+    assert!(stdout.contains("\nshell commands: a container of localhost/warden-busybox:1 on podman, memory 128 MiB, 1 CPUs\n"), "{stdout}");
+    f.file("plain.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell: {}\n");
+    let (_, stdout, _) = warden(&f, &["check", "plain.yaml"], &[]);
+    assert!(stdout.contains("\nshell commands: the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)\n"), "{stdout}");
+}
