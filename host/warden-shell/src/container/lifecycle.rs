@@ -173,7 +173,10 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
         }
         let Some(id) = container.id else { continue };
         let name = container.names.and_then(|n| n.first().cloned()).unwrap_or_else(|| id.clone());
-        remove(engine, &id).await?;
+        // Another host may be sweeping the same one: a failure here is not this start's.
+        if remove(engine, &id).await.is_err() {
+            continue;
+        }
         if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
             crate::run::remove_placeholders(&exec.placeholders);
         }
@@ -230,7 +233,8 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
 pub async fn remove(engine: &Engine, name: &str) -> Result<(), ShellError> {
     let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
     match engine.api.remove_container(name, Some(options)).await {
-        Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
+        // 404: gone already; 409: being removed already (by another host's sweep).
+        Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404 | 409, .. }) => Ok(()),
         Err(e) => Err(engine_error(engine, "remove the container", e)),
     }
 }
