@@ -29,6 +29,8 @@ pub struct Offer {
 pub struct Catalogue {
     pub offer: Offer,
     pub tools: Vec<Tool>,
+    /// Said to each agent at the start: where its files are.
+    pub instructions: String,
 }
 
 impl Catalogue {
@@ -49,7 +51,15 @@ impl Catalogue {
                 tools.push(tool.definition.clone());
             }
         }
-        Ok(Catalogue { offer, tools })
+        // A session as a new client gets one: the sandbox in effect before any grant.
+        let session = (offer.new_session)(offer.worker.as_deref())?;
+        let sandbox = session.sandbox().map_err(|e| e.to_string())?;
+        let instructions = format!(
+            "Warden sandbox. Paths are virtual: '/mount/path'. Readable paths: {}. Writable paths: {}.",
+            sandbox.readable_list(),
+            sandbox.writable_list()
+        );
+        Ok(Catalogue { offer, tools, instructions })
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {

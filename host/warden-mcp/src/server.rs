@@ -46,8 +46,6 @@ struct Sessions {
 #[derive(Clone)]
 pub struct WardenMcp {
     shared: Arc<Shared>,
-    /// Said to the agent at the start: where its files are.
-    instructions: Arc<String>,
     sessions: Arc<Mutex<Sessions>>,
 }
 
@@ -71,17 +69,10 @@ impl WardenMcp {
         WardenMcp::for_client(self.shared.clone())
     }
 
+    /// Cheap: over stateless HTTP every request is a new client. Its sessions
+    /// are made when a call first needs one.
     fn for_client(shared: Arc<Shared>) -> Result<WardenMcp, String> {
-        let client = WardenMcp { shared, instructions: Arc::default(), sessions: Arc::default() };
-        let catalogue = client.catalogue();
-        let session = client.session(&catalogue, catalogue.offer.worker.as_deref())?;
-        let sandbox = session.lock().unwrap_or_else(|p| p.into_inner()).sandbox().map_err(|e| e.to_string())?;
-        let instructions = format!(
-            "Warden sandbox. Paths are virtual: '/mount/path'. Readable paths: {}. Writable paths: {}.",
-            sandbox.readable_list(),
-            sandbox.writable_list()
-        );
-        Ok(WardenMcp { instructions: Arc::new(instructions), ..client })
+        Ok(WardenMcp { shared, sessions: Arc::default() })
     }
 
     /// Swaps in a new offer (a changed policy) and tells the clients. Their
@@ -190,7 +181,7 @@ impl ServerHandler for WardenMcp {
         let capabilities = if self.shared.list_changes { tools.enable_tool_list_changed().build() } else { tools.build() };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("warden", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.as_str())
+            .with_instructions(self.catalogue().instructions.as_str())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -24,7 +24,10 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// Serves `server` on stdin and stdout until the client closes them, on a
 /// runtime of its own.
 pub fn run_stdio(server: WardenMcp, reloader: Option<Reloader>) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread for all the async work: a message goes from stdin to the
+    // handler and back without waking another thread; tools still run on the
+    // blocking pool, in parallel.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
@@ -38,10 +41,32 @@ pub fn run_stdio(server: WardenMcp, reloader: Option<Reloader>) -> Result<(), St
 
 /// Serves `server` on stdin and stdout until the client closes them.
 pub async fn serve_stdio(server: WardenMcp) -> Result<(), String> {
-    let transport = LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+    let (input, output) = stdio();
+    let transport = LineTransport::new(input, output);
     let running = server.serve(transport).await.map_err(|e| format!("MCP start-up over stdio failed: {e}"))?;
     running.waiting().await.map_err(|e| format!("the MCP server stopped: {e}"))?;
     Ok(())
+}
+
+type Input = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+type Output = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// stdin and stdout, as non-blocking pipes of the runtime's own when they are
+/// pipes (as MCP clients start servers); else tokio's stdin and stdout, which
+/// hand every read and write to the blocking pool and back, a thread switch
+/// each way.
+fn stdio() -> (Input, Output) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let input: Input = match std::io::stdin().as_fd().try_clone_to_owned().and_then(pipe::Receiver::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let output: Output = match std::io::stdout().as_fd().try_clone_to_owned().and_then(pipe::Sender::from_owned_fd) {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
 }
 
 /// JSON-RPC over newline-delimited lines, answering what it cannot read.
@@ -144,11 +169,12 @@ where
                     format!("Invalid request: the message is longer than {MAX_MESSAGE_BYTES} bytes"),
                 ),
                 Ok(Some(Line::Text(line))) if line.trim_ascii().is_empty() => continue,
-                Ok(Some(Line::Text(line))) => match serde_json::from_slice::<Value>(&line) {
-                    Err(e) => unreadable(None, PARSE_ERROR, format!("Parse error: {e}")),
-                    Ok(value) => match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-                        Ok(message) => return Some(message),
-                        Err(e) => unreadable(Some(&value), INVALID_REQUEST, format!("Invalid request: {e}")),
+                Ok(Some(Line::Text(line))) => match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(&line) {
+                    Ok(message) => return Some(message),
+                    // Parsed again only to tell which error it is, and to find the id.
+                    Err(e) => match serde_json::from_slice::<Value>(&line) {
+                        Err(e) => unreadable(None, PARSE_ERROR, format!("Parse error: {e}")),
+                        Ok(value) => unreadable(Some(&value), INVALID_REQUEST, format!("Invalid request: {e}")),
                     },
                 },
             };

@@ -56,7 +56,9 @@ fn main() {
         ("echo__echo", json!({ "a": 1 })),
         ("run_command", json!({ "command": "/bin/true" })),
     ];
-    let mut samples: Vec<(&str, Vec<Duration>)> = ["read_file over MCP", "read 4 KiB, library", "echo over MCP", "echo, library"]
+    let mut floor = PipeFloor::start();
+    let mut samples: Vec<(&str, Vec<Duration>)> =
+        ["read_file over MCP", "read 4 KiB, library", "echo over MCP", "echo, library", "a line through `cat` and back (the pipes' floor)"]
         .iter()
         .map(|n| (*n, Vec::new()))
         .collect();
@@ -73,6 +75,7 @@ fn main() {
         time(1, &mut || assert_eq!(sandbox.read("/proj/four.md", warden_fs::ReadOptions::default()).unwrap().text.len(), 4096));
         time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false));
         time(3, &mut || assert!(runtime.call(&loaded, &warden_wasm::RunConfig::default(), "echo", "{\"a\":1}").unwrap().result.is_ok()));
+        time(4, &mut || floor.round_trip());
     }
     let mut commands: Vec<(&str, Vec<Duration>)> =
         vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv /bin/true, library", Vec::new()), ("raw bwrap", Vec::new())];
@@ -99,6 +102,7 @@ fn main() {
         }
     }
     drop(server);
+    drop(floor);
 
     println!("| operation ({ROUNDS} round trips each, interleaved) | p50 | p99 |");
     println!("|---|---|---|");
@@ -126,6 +130,37 @@ fn micros(d: Duration) -> f64 {
 fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
     samples.sort();
     (samples[samples.len() / 2], samples[samples.len() * 99 / 100])
+}
+
+/// `cat` over the same kind of pipes: what a round trip costs with no work at all.
+struct PipeFloor {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl PipeFloor {
+    fn start() -> PipeFloor {
+        let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        PipeFloor { child, stdin, stdout }
+    }
+
+    fn round_trip(&mut self) {
+        let request = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "read_file", "arguments": { "path": "/proj/four.md" } } });
+        self.stdin.write_all(format!("{request}\n").as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+    }
+}
+
+impl Drop for PipeFloor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A `warden mcp` over stdio, initialized (2025-11-25).
