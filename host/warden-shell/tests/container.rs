@@ -206,6 +206,48 @@ fn a_protected_symlink_out_of_every_mount_fails_closed() {
     assert!(err.to_string().contains(".vscode"), "{err}");
 }
 
+fn start_named(policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
+    static N: AtomicU32 = AtomicU32::new(0);
+    std::fs::write(p.path("policy.yaml"), policy_text).unwrap();
+    let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
+    let fs = warden_fs::Sandbox::open_for(&policy, worker).unwrap();
+    let name = ContainerName { name: format!("named{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
+    ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name).unwrap()
+}
+
+#[test]
+fn a_root_policys_folder_appears_at_workspace() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path("proj/sub")).unwrap();
+    let s = start_named(
+        &format!("version: 1\nsandbox:\n  root: {{ root: ./proj, readonly: false }}\n  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {} }}\n", engine()),
+        &p,
+        None,
+    );
+    let r = sh(&s, "pwd; echo made > made.txt; ls /workspace");
+    assert_eq!(r.stdout, "/workspace\nmade.txt\nmain.c\nsub\n", "{r:?}");
+    assert_eq!(p.read("proj/made.txt").as_deref(), Some("made\n"));
+    let argv: Vec<OsString> = ["pwd"].iter().map(OsString::from).collect();
+    assert_eq!(s.execute_argv(&argv, Some("/sub"), Duration::from_secs(30)).unwrap().stdout, "/workspace/sub\n");
+    let outside = s.execute_argv(&argv, Some("/../outside"), Duration::from_secs(30));
+    assert!(outside.is_err(), "{outside:?}");
+}
+
+#[test]
+fn a_worker_gets_only_its_narrower_mounts() {
+    let p = Project::new();
+    let policy = format!(
+        "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: rw }}\n  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {} }}\nworkers:\n  reader: {{ allow_read: [/docs] }}\n",
+        engine()
+    );
+    let s = start_named(&policy, &p, Some("reader"));
+    let r = sh(&s, "pwd; cat /docs/readme.md; ls /proj; echo x > /docs/new.md");
+    assert_eq!(r.stdout, "/docs\ndocs\n", "{r:?}");
+    assert!(r.stderr.contains("ls: /proj: No such file or directory"), "{}", r.stderr);
+    assert!(r.stderr.contains("can't create /docs/new.md: Read-only file system"), "{}", r.stderr);
+    assert!(!p.exists("docs/new.md"));
+}
+
 // ---- processes ----
 
 #[test]
