@@ -31,7 +31,7 @@ pub const PROTECTED: &[&str] = &[
 pub const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
 
 /// One mount as a command sees it: at its host path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bind {
     /// Canonical host path, read from the mount's open handle.
     pub host: PathBuf,
@@ -40,7 +40,7 @@ pub struct Bind {
     pub writable: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExecPlan {
     /// Ordered so that a deeper bind comes after (and so over) a shallower one.
     pub binds: Vec<Bind>,

@@ -250,6 +250,20 @@ impl Inner {
     }
 }
 
+/// What the shield covers, as it is now. The empty files the runtime would make
+/// as mount points over missing protected paths are made first, so that they
+/// are covered by inode like the rest.
+fn covers(shield: &Shield) -> Result<Vec<crate::container::Cover>, ShellError> {
+    for path in &shield.placeholders {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(ShellError::SandboxSetup { reason: format!("cannot make a mount point at {}: {e}", path.display()) }),
+        }
+    }
+    Ok(shield.covered().into_iter().map(crate::container::Cover::of).collect())
+}
+
 /// Starts the container of a `backend: container` policy, with the plan's mounts.
 fn start_container(
     policy: &Policy,
@@ -264,7 +278,8 @@ fn start_container(
         }
     }
     let shield = Shield::for_plan(plan)?;
-    let layout = Layout::new(plan, &shield)?;
+    let root = policy.layout == warden_policy::Layout::Root;
+    let layout = Layout::new(plan, &shield, root)?;
     let writable: Vec<String> = plan.binds.iter().filter(|b| b.writable).map(|b| layout.inside(&b.host).map(|p| p.display().to_string())).collect::<Result<_, _>>()?;
     let walls = Walls { writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") }, network: plan.network };
     let cwd = layout.inside(&plan.default_cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
@@ -278,8 +293,10 @@ fn start_container(
         timeout: policy.limits.timeout,
         writable: walls.writable.clone(),
         network: plan.network,
-        virtual_root: plan.binds.iter().any(|b| b.vpath == "/"),
+        virtual_root: root,
         placeholders: shield.placeholders.clone(),
+        covers: covers(&shield)?,
+        plan: plan.clone(),
     };
     let sandbox = ContainerSandbox::start(StartRequest {
         container: settings,

@@ -59,6 +59,14 @@ impl Shield {
         self.links.iter().filter(|(link, target)| std::fs::read_link(link).ok().as_ref() != Some(target)).map(|(l, _)| l.as_path()).collect()
     }
 
+    /// Every path the shield covers, of any kind, and the symlinks it followed.
+    pub fn covered(&self) -> Vec<&Path> {
+        let lists = [&self.hidden_files, &self.hidden_dirs, &self.pinned, &self.read_only, &self.placeholders];
+        let mut all: Vec<&Path> = lists.iter().flat_map(|l| l.iter().map(PathBuf::as_path)).collect();
+        all.extend(self.links.iter().map(|(link, _)| link.as_path()));
+        all
+    }
+
     /// `path` has no symlink on the way below `root`.
     fn protect(&mut self, path: &Path, root: &Path) {
         let below: Vec<&Path> = path.ancestors().take_while(|a| *a != root).collect();

@@ -181,14 +181,47 @@ fn a_fresh_repo_and_shell_rc_files_cannot_be_planted() {
 }
 
 #[test]
+fn a_protected_or_denied_file_replaced_or_made_on_the_host_stops_the_next_command() {
+    let p = Project::new();
+    p.file("proj/.git/config", "[core]\n");
+    let s = sandbox(&p, "    deny_read: [.env]\n", "");
+    assert!(sh(&s, "true").ok());
+    // `git config` on the host writes a new file and renames it over the old one:
+    // the read-only mount inside stays on the old file.
+    p.file("proj/.git/config.lock", "[core]\n\thooksPath = /tmp\n");
+    std::fs::rename(p.path("proj/.git/config.lock"), p.path("proj/.git/config")).unwrap();
+    let argv: Vec<OsString> = ["/bin/sh", "-c", "echo evil >> .git/config"].iter().map(OsString::from).collect();
+    let err = s.execute_argv(&argv, None, Duration::from_secs(30)).unwrap_err().to_string();
+    let config = p.path("proj/.git/config").canonicalize().unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "{} changed on the host since this container started, so the container no longer keeps it protected or hidden; \
+             the command was not run. Start the sandbox again to cover it",
+            config.display()
+        )
+    );
+    assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n\thooksPath = /tmp\n"));
+    // A denied file that appears after the start was never hidden.
+    let p = Project::new();
+    let s = sandbox(&p, "    deny_read: [.env]\n", "");
+    assert!(sh(&s, "true").ok());
+    p.file("proj/.env", SECRET);
+    let argv: Vec<OsString> = ["/bin/cat", ".env"].iter().map(OsString::from).collect();
+    let err = s.execute_argv(&argv, None, Duration::from_secs(30)).unwrap_err().to_string();
+    assert!(err.contains(".env changed on the host since this container started"), "{err}");
+}
+
+#[test]
 fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
     let p = Project::new();
     p.file("proj/real-hooks/keep", "k");
     std::fs::create_dir_all(p.path("proj/.git")).unwrap();
     std::os::unix::fs::symlink("../real-hooks", p.path("proj/.git/hooks")).unwrap();
     let s = sandbox(&p, "", "");
-    sh(&s, "echo evil > .git/hooks/pre-commit; echo evil > real-hooks/pre-commit");
+    let r = sh(&s, "echo evil > .git/hooks/pre-commit; echo evil > real-hooks/pre-commit; echo ran > control.txt");
     assert!(!p.exists("proj/real-hooks/pre-commit"));
+    assert_eq!(p.read("proj/control.txt").as_deref(), Some("ran\n"), "the command did not run: {r:?}");
 }
 
 #[test]
@@ -301,6 +334,27 @@ fn a_timeout_kills_the_command_and_every_child_inside_and_the_container_goes_on(
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     let left = sh(&s, "ps -o comm,args");
     assert!(!left.stdout.contains("sleep 10"), "left running inside: {}", left.stdout);
+}
+
+#[test]
+fn a_timeout_kills_children_that_fake_a_mark_hide_their_environment_or_close_the_output() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    // Orphans with another command's mark, a made-up one, and an environment
+    // nobody may read (a program that cannot be read runs undumpable).
+    let script = "cp /bin/busybox /tmp/sleep && chmod 111 /tmp/sleep; \
+                  (WARDEN_EXEC=container sleep 111 &); (env -i WARDEN_EXEC=made-up sleep 112 &); (/tmp/sleep 113 &); sleep 100";
+    let r = sh_for(&s, script, Duration::from_millis(1500));
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+    // A command that closes its output is still running: the time limit still holds.
+    let start = Instant::now();
+    let r = sh_for(&s, "exec > /dev/null 2>&1; sleep 114", Duration::from_millis(1000));
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let left = sh(&s, "ps -o args");
+    for gone in ["sleep 111", "sleep 112", "sleep 113", "sleep 114"] {
+        assert!(!left.stdout.contains(gone), "{gone} is still running: {}", left.stdout);
+    }
 }
 
 #[test]

@@ -15,7 +15,8 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
     let given_timeout = args.timeout.as_deref().map(warden_policy::parse_duration).transpose().map_err(|m| Failure::usage(format!("--timeout: {m}")))?;
     let result = match (&args.sandbox, &args.policy) {
         (Some(name), _) => {
-            let sandbox = ContainerSandbox::attach(name).map_err(shell_failure)?;
+            crate::sandbox_cmd::check_name(name)?;
+            let sandbox = ContainerSandbox::attach(name, true).map_err(shell_failure)?;
             let timeout = given_timeout.or(sandbox.settings().timeout).unwrap_or(DEFAULT_TIMEOUT);
             sandbox.run(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?
         }

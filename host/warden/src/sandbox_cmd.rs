@@ -28,14 +28,14 @@ pub fn run(command: SandboxCommand) -> Result<(), Failure> {
         }
         SandboxCommand::Stop { name } => {
             check_name(&name)?;
-            ContainerSandbox::attach(&name).and_then(ContainerSandbox::stop).map_err(shell_failure)?;
+            ContainerSandbox::attach(&name, false).and_then(ContainerSandbox::stop).map_err(shell_failure)?;
             eprintln!("warden: sandbox {name} is removed");
             Ok(())
         }
     }
 }
 
-fn check_name(name: &str) -> Result<(), Failure> {
+pub fn check_name(name: &str) -> Result<(), Failure> {
     let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) && !name.starts_with(['.', '-']);
     if !valid {
         return Err(Failure::usage(format!("'{}' is not a sandbox name: use 1 to 64 letters, digits, '.', '_' and '-'", name.escape_debug())));

@@ -4,6 +4,7 @@
 //! `PATH` proves nothing (a client may have no daemon behind it).
 
 use std::path::{Path, PathBuf};
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -82,11 +83,16 @@ async fn docker_api() -> Result<Docker, String> {
 
 /// podman's system socket if it answers, else Warden's own service (started now if needed).
 async fn podman_api() -> Result<Docker, String> {
-    let system = if rustix::process::geteuid().is_root() { PathBuf::from("/run/podman/podman.sock") } else { runtime_dir().join("podman/podman.sock") };
+    // podman's own socket unit: /run/podman for root, $XDG_RUNTIME_DIR/podman for a user.
+    let system = match std::env::var_os("XDG_RUNTIME_DIR") {
+        _ if rustix::process::geteuid().is_root() => PathBuf::from("/run/podman/podman.sock"),
+        Some(dir) => PathBuf::from(dir).join("podman/podman.sock"),
+        None => PathBuf::from(format!("/run/user/{}/podman/podman.sock", rustix::process::geteuid().as_raw())),
+    };
     if let Ok(api) = answering(&system).await {
         return Ok(api);
     }
-    let own = runtime_dir().join("warden/podman.sock");
+    let own = own_folder()?.join("podman.sock");
     if let Ok(api) = answering(&own).await {
         return Ok(api);
     }
@@ -121,10 +127,14 @@ async fn answering(socket: &Path) -> Result<Docker, String> {
 /// process (a kept sandbox needs it later) and exits by itself when idle.
 fn start_service(socket: &Path) -> Result<(), String> {
     let folder = socket.parent().expect("a socket path has a folder");
-    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    let _ = std::fs::set_permissions(folder, std::os::unix::fs::PermissionsExt::from_mode(0o700));
     let _ = std::fs::remove_file(socket);
-    let log = std::fs::File::create(folder.join("podman-service.log")).map_err(|e| e.to_string())?;
+    let log = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(folder.join("podman-service.log"))
+        .map_err(|e| format!("cannot open {}: {e}", folder.join("podman-service.log").display()))?;
     let mut command = Command::new("podman");
     command
         .args(["system", "service", &format!("--time={SERVICE_IDLE_S}")])
@@ -144,11 +154,25 @@ fn start_service(socket: &Path) -> Result<(), String> {
     }
 }
 
-/// `$XDG_RUNTIME_DIR`, else `/run` for root, else a folder of the user's own in /tmp.
-fn runtime_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR") {
-        return PathBuf::from(dir);
+/// Warden's folder for the podman service's socket and log: made private if
+/// new, and refused unless it is this user's own and nobody else's to write
+/// (in /tmp another user could have made it first, to plant a socket).
+fn own_folder() -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let folder = match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(dir) => PathBuf::from(dir).join("warden"),
+        None if rustix::process::geteuid().is_root() => PathBuf::from("/run/warden"),
+        None => PathBuf::from(format!("/tmp/warden-{}", rustix::process::geteuid().as_raw())),
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", folder.display())),
     }
-    let uid = rustix::process::geteuid();
-    if uid.is_root() { PathBuf::from("/run") } else { PathBuf::from(format!("/tmp/warden-{}", uid.as_raw())) }
+    let meta = std::fs::symlink_metadata(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
+        return Err(format!("{} is not a private folder of this user; remove it and try again", folder.display()));
+    }
+    Ok(folder)
 }
+

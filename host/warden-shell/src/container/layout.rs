@@ -28,11 +28,13 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(plan: &ExecPlan, shield: &Shield) -> Result<Layout, ShellError> {
+    /// `root`: the policy maps one folder to virtual `/`, so every virtual path
+    /// (a worker's or a grant's too) appears under `/workspace`.
+    pub fn new(plan: &ExecPlan, shield: &Shield, root: bool) -> Result<Layout, ShellError> {
         let mut places = Vec::new();
         let mut mounts = Vec::new();
         for bind in &plan.binds {
-            let target = if bind.vpath == "/" { PathBuf::from(WORKSPACE) } else { PathBuf::from(&bind.vpath) };
+            let target = if root { PathBuf::from(format!("{WORKSPACE}{}", bind.vpath.trim_end_matches('/'))) } else { PathBuf::from(&bind.vpath) };
             if let Some(top) = target.components().nth(1).and_then(|c| c.as_os_str().to_str())
                 && IMAGE_OWN.contains(&top)
             {
@@ -112,18 +114,21 @@ mod tests {
 
     #[test]
     fn mounts_appear_at_their_virtual_paths_and_a_root_folder_at_workspace() {
-        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true), bind("/h/q", "/pipeline", false)]), &Shield::default()).unwrap();
+        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true), bind("/h/q", "/pipeline", false)]), &Shield::default(), false).unwrap();
         let shown: Vec<_> = layout.mounts.iter().map(|m| (m.source.clone().unwrap(), m.target.clone().unwrap(), m.read_only.unwrap())).collect();
         assert_eq!(shown, [("/h/p".into(), "/portfolio".into(), false), ("/h/q".into(), "/pipeline".into(), true)]);
         assert_eq!(layout.inside(Path::new("/h/p/a/b")).unwrap(), Path::new("/portfolio/a/b"));
-        let root = Layout::new(&plan(vec![bind("/h/r", "/", true)]), &Shield::default()).unwrap();
+        let root = Layout::new(&plan(vec![bind("/h/r", "/", true)]), &Shield::default(), true).unwrap();
         assert_eq!(root.inside(Path::new("/h/r/x")).unwrap(), Path::new("/workspace/x"));
+        // A worker of a root policy: its folder keeps its place under /workspace.
+        let worker = Layout::new(&plan(vec![bind("/h/r/etc", "/etc", false)]), &Shield::default(), true).unwrap();
+        assert_eq!(worker.mounts[0].target.as_deref(), Some("/workspace/etc"));
         assert!(root.inside(Path::new("/h/other")).is_err());
     }
 
     #[test]
     fn a_mount_cannot_cover_the_images_own_folders() {
-        let err = Layout::new(&plan(vec![bind("/h/e", "/etc", true)]), &Shield::default()).unwrap_err();
+        let err = Layout::new(&plan(vec![bind("/h/e", "/etc", true)]), &Shield::default(), false).unwrap_err();
         assert_eq!(err.to_string(), "/etc would hide the image's own /etc inside the container; rename the mount");
     }
 
@@ -137,7 +142,7 @@ mod tests {
             placeholders: vec!["/h/p/.vscode".into()],
             links: vec![],
         };
-        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true)]), &shield).unwrap();
+        let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true)]), &shield, false).unwrap();
         assert_eq!(layout.hidden_dirs, ["/portfolio/secrets"]);
         let shown: Vec<_> = layout.mounts[1..]
             .iter()

@@ -3,7 +3,7 @@
 //! hardened, reused while healthy and unchanged, removed at the end.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{CreateContainerOptions, ListContainersOptions, RemoveContainerOptions};
@@ -44,6 +44,60 @@ pub struct ExecSettings {
     pub virtual_root: bool,
     /// Empty files made on the host over missing protected paths, removed at the end.
     pub placeholders: Vec<PathBuf>,
+    /// What the container was made from, to work out the shield again before each command.
+    pub plan: ExecPlan,
+    /// Each path the shield covered when the container started, with what was
+    /// there (device, inode; a symlink's target). Filled in once it runs.
+    #[serde(default)]
+    pub covers: Vec<Cover>,
+}
+
+/// A covered path and what it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cover {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub link: Option<PathBuf>,
+}
+
+impl Cover {
+    pub fn of(path: &Path) -> Cover {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path).ok();
+        Cover {
+            path: path.to_owned(),
+            dev: meta.as_ref().map_or(0, |m| m.dev()),
+            ino: meta.as_ref().map_or(0, |m| m.ino()),
+            link: std::fs::read_link(path).ok(),
+        }
+    }
+}
+
+/// Whether the protected and hidden paths are as the container's mounts
+/// cover them. A mount inside the container stays on the file it was made
+/// over: a file replaced on the host (an editor's save, `git config`) is no
+/// longer covered, and a path that appeared since (a new `.env`) never was.
+pub fn shield_holds(settings: &ExecSettings) -> Result<(), ShellError> {
+    let changed = |what: &Path| {
+        Err(ShellError::Unprotectable(format!(
+            "{} changed on the host since this container started, so the container no longer keeps it protected or hidden; \
+             the command was not run. Start the sandbox again to cover it",
+            what.display()
+        )))
+    };
+    for cover in &settings.covers {
+        if Cover::of(&cover.path) != *cover {
+            return changed(&cover.path);
+        }
+    }
+    let now = crate::shield::Shield::for_plan(&settings.plan)?;
+    for path in now.covered() {
+        if !settings.covers.iter().any(|c| c.path == path) {
+            return changed(path);
+        }
+    }
+    Ok(())
 }
 
 /// Who a container belongs to.
@@ -126,7 +180,7 @@ pub fn create_body(
 /// from the host: those change while a container runs (the runtime leaves
 /// empty files over missing protected paths), the policy does not.
 pub fn config_digest(settings: &ContainerSettings, plan: &ExecPlan, exec: &ExecSettings) -> String {
-    let exec = ExecSettings { placeholders: Vec::new(), ..exec.clone() };
+    let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), ..exec.clone() };
     let text = format!("{settings:?}\n{plan:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
     blake3::hash(text.as_bytes()).to_hex().to_string()
 }
@@ -188,6 +242,8 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
 /// What is known of an existing container of a name.
 pub struct Existing {
     pub running: bool,
+    /// It belongs to a process (`io.warden.owner`), not kept.
+    pub owned: bool,
     pub config: Option<String>,
     pub exec: Option<ExecSettings>,
 }
@@ -201,6 +257,7 @@ pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, S
             }
             Ok(Some(Existing {
                 running: c.state.and_then(|s| s.running).unwrap_or(false),
+                owned: labels.contains_key(LABEL_OWNER),
                 config: labels.get(LABEL_CONFIG).cloned(),
                 exec: labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str(e).ok()),
             }))

@@ -18,7 +18,7 @@ use warden_policy::{ContainerSettings, EngineChoice};
 pub use engine::EngineKind;
 use engine::Engine;
 pub use layout::{Layout, WORKSPACE};
-pub use lifecycle::{container_name, ExecSettings, Owner};
+pub use lifecycle::{container_name, Cover, ExecSettings, Owner};
 
 use crate::error::ShellError;
 use crate::plan::ExecPlan;
@@ -67,13 +67,23 @@ impl ContainerSandbox {
     pub fn start(request: StartRequest<'_>) -> Result<ContainerSandbox, ShellError> {
         let base = container_name(request.name, request.owner);
         let config = lifecycle::config_digest(request.container, request.plan, &request.exec);
+        // Dropped after the lock: the last reference to a container removes it,
+        // and that takes the lock.
+        let mut seen: Vec<Arc<Running>> = Vec::new();
         let mut live = live().lock().unwrap_or_else(|p| p.into_inner());
         let mut name = base.clone();
         for n in 2.. {
             match live.get(&name).and_then(Weak::upgrade) {
                 Some(running) if running.config == config => return Ok(ContainerSandbox { running }),
-                Some(_) if request.owner == Owner::ThisProcess => name = format!("{base}-{n}"),
-                _ => break,
+                Some(other) if request.owner == Owner::ThisProcess => {
+                    seen.push(other);
+                    name = format!("{base}-{n}");
+                }
+                Some(other) => {
+                    seen.push(other);
+                    break;
+                }
+                None => break,
             }
         }
         let running = block_on(async {
@@ -88,8 +98,10 @@ impl ContainerSandbox {
             }
             lifecycle::remove_stale(&engine).await?;
             let body = lifecycle::create_body(engine.kind, request.container, request.layout, &request.exec, request.name, request.owner, &config);
+            let mut settings = request.exec;
             match lifecycle::existing(&engine, &name).await? {
-                Some(old) if old.running && old.config.as_ref() == Some(&config) => {}
+                // Its own settings: what its shield covered when it started.
+                Some(old) if old.running && old.config.as_ref() == Some(&config) => settings = old.exec.unwrap_or(settings),
                 Some(old) if old.running && request.owner == Owner::Kept => {
                     return Err(ShellError::Policy(format!(
                         "a sandbox named {} is running with other settings; stop it first (warden sandbox stop {})",
@@ -102,15 +114,16 @@ impl ContainerSandbox {
                 }
                 None => lifecycle::create(&engine, &name, body).await?,
             }
-            Ok(Running { engine, name: name.clone(), settings: request.exec, owner: request.owner, config, removed: AtomicBool::new(false) })
+            Ok(Running { engine, name: name.clone(), settings, owner: request.owner, config, removed: AtomicBool::new(false) })
         })?;
         let running = Arc::new(running);
         live.insert(name, Arc::downgrade(&running));
         Ok(ContainerSandbox { running })
     }
 
-    /// A kept sandbox started earlier, by any process; with `running`, only one that runs.
-    pub fn attach(name: &str) -> Result<ContainerSandbox, ShellError> {
+    /// A kept sandbox started earlier, by any process; with `must_run`, only
+    /// one that runs (`stop` takes one that stopped too).
+    pub fn attach(name: &str, must_run: bool) -> Result<ContainerSandbox, ShellError> {
         block_on(async {
             let container = container_name(name, Owner::Kept);
             let mut tried = Vec::new();
@@ -123,7 +136,9 @@ impl ContainerSandbox {
                     }
                 };
                 match lifecycle::existing(&engine, &container).await? {
-                    Some(found) if found.running => {
+                    // A process's own container is not a kept sandbox, whatever its name.
+                    Some(found) if found.owned => tried.push(format!("{}: {container} belongs to a running process", choice.name())),
+                    Some(found) if found.running || !must_run => {
                         let settings = found.exec.ok_or_else(|| ShellError::Policy(format!("{container} has no Warden settings")))?;
                         let running = Running {
                             engine,
@@ -159,6 +174,7 @@ impl ContainerSandbox {
     /// Runs `argv` in `cwd` (a folder inside the container).
     pub fn execute(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<Ended, ShellError> {
         let r = &self.running;
+        lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
         block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))
     }
@@ -195,6 +211,9 @@ impl Running {
         if self.removed.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return Ok(());
         }
+        // Under the registry's lock: a start of the same name meanwhile would
+        // find this container still running and take it, just before it goes.
+        let _live = live().lock().unwrap_or_else(|p| p.into_inner());
         // Inside async code a runtime cannot block; a thread of its own can.
         let result = if tokio::runtime::Handle::try_current().is_ok() {
             std::thread::scope(|s| s.spawn(|| block_on(lifecycle::remove(&self.engine, &self.name))).join().unwrap_or(Ok(())))
