@@ -15,7 +15,7 @@ use crate::error::ShellError;
 use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
 use crate::probe::{bwrap_works, probe};
-use crate::run::{run, Backend, ExecutionResult, Job, Outcome, Walls};
+use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
 use crate::shield::Shield;
 
 pub struct ShellSandbox {
@@ -41,7 +41,6 @@ struct Inner {
 struct InContainer {
     sandbox: ContainerSandbox,
     layout: Layout,
-    walls: Walls,
 }
 
 /// What a container of a sandbox is called, and whose it is.
@@ -191,8 +190,7 @@ impl Inner {
                 Some(vpath) => Some(c.layout.inside(&self.host_path(vpath)?)?.to_string_lossy().into_owned()),
                 None => None,
             };
-            let ended = c.sandbox.execute(argv, cwd.as_deref(), timeout, cancel)?;
-            return Ok(ended.into_result(timeout, &c.walls, &[], true));
+            return c.sandbox.execute(argv, cwd.as_deref(), timeout, cancel);
         }
         let cwd = match cwd {
             Some(vpath) => self.host_path(vpath)?,
@@ -281,7 +279,6 @@ fn start_container(
     let root = policy.layout == warden_policy::Layout::Root;
     let layout = Layout::new(plan, &shield, root)?;
     let writable: Vec<String> = plan.binds.iter().filter(|b| b.writable).map(|b| layout.inside(&b.host).map(|p| p.display().to_string())).collect::<Result<_, _>>()?;
-    let walls = Walls { writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") }, network: plan.network };
     let cwd = layout.inside(&plan.default_cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
     let owner = plan.binds.iter().find(|b| b.writable).or(plan.binds.first()).and_then(|b| std::fs::metadata(&b.host).ok());
     let user = owner.map(|m| format!("{}:{}", std::os::unix::fs::MetadataExt::uid(&m), std::os::unix::fs::MetadataExt::gid(&m)));
@@ -289,10 +286,8 @@ fn start_container(
         user: user.unwrap_or_else(|| "65534:65534".into()),
         env: crate::env::build(std::iter::empty(), &policy.env, &cwd),
         cwd,
-        max_output_bytes: plan.max_output_bytes,
         timeout: policy.limits.timeout,
-        writable: walls.writable.clone(),
-        network: plan.network,
+        writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") },
         virtual_root: root,
         placeholders: shield.placeholders.clone(),
         covers: covers(&shield)?,
@@ -300,12 +295,11 @@ fn start_container(
     };
     let sandbox = ContainerSandbox::start(StartRequest {
         container: settings,
-        plan,
         layout: &layout,
         exec,
         name: &name.name,
         owner: name.owner,
         require_limits: policy.require_os_sandbox,
     })?;
-    Ok(InContainer { sandbox, layout, walls })
+    Ok(InContainer { sandbox, layout })
 }

@@ -117,12 +117,12 @@ async fn execute_as_is(
         return Err(ShellError::Engine(format!("{} started the command detached", engine.kind.name())));
     };
     let (mut stdout, mut stderr) = (Captured::new(), Captured::new());
-    let cap = settings.max_output_bytes;
+    let cap = settings.plan.max_output_bytes;
     let deadline = tokio::time::Instant::now() + timeout;
     let stopped = |cancel: Option<&AtomicBool>| cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let mut poll = tokio::time::interval(Duration::from_millis(20));
     let mut ending = Ending::Running;
-    while ending == Ending::Running {
+    while matches!(ending, Ending::Running) {
         tokio::select! {
             chunk = output.next() => match chunk {
                 Some(Ok(LogOutput::StdOut { message })) => stdout.push(&message, cap),
@@ -160,15 +160,15 @@ async fn execute_as_is(
             if let Some(note) = note {
                 stderr.bytes.extend_from_slice(note.as_bytes());
             }
-            if ending == Ending::TimedOut { crate::run::TIMED_OUT } else { crate::run::CANCELLED }
+            if matches!(ending, Ending::TimedOut) { crate::run::TIMED_OUT } else { crate::run::CANCELLED }
         }
     };
     Ok(Ended {
         stdout: stdout.finish(cap),
         stderr: stderr.finish(cap),
         exit_code,
-        timed_out: ending == Ending::TimedOut,
-        cancelled: ending == Ending::Cancelled,
+        timed_out: matches!(ending, Ending::TimedOut),
+        cancelled: matches!(ending, Ending::Cancelled),
     })
 }
 
@@ -179,12 +179,6 @@ enum Ending {
     TimedOut,
     Cancelled,
     Failed(ShellError),
-}
-
-impl PartialEq for Ending {
-    fn eq(&self, other: &Ending) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other)
-    }
 }
 
 /// How the command ends once its output is closed: its exit code when the
@@ -215,7 +209,8 @@ async fn exited(engine: &Engine, exec: &str, deadline: tokio::time::Instant, can
 async fn kill_marked(engine: &Engine, container: &str, settings: &ExecSettings, mark: &str, since: u64) -> Result<Option<String>, ShellError> {
     let since = since.to_string();
     let argv: Vec<OsString> = ["/bin/sh", "-c", KILLER, "warden-kill", mark, &since].iter().map(OsString::from).collect();
-    let killer = ExecSettings { env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())], max_output_bytes: 4096, ..settings.clone() };
+    let mut killer = ExecSettings { env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())], ..settings.clone() };
+    killer.plan.max_output_bytes = 4096;
     let why = match Box::pin(execute_as_is(engine, container, &killer, &argv, "/", Duration::from_secs(30), None)).await {
         Ok(ended) if ended.exit_code == 0 => return Ok(None),
         Ok(ended) => format!("exit code {}: {}", ended.exit_code, String::from_utf8_lossy(&ended.stderr.bytes).trim()),

@@ -34,12 +34,10 @@ pub struct ExecSettings {
     /// The working folder inside when none is given.
     pub cwd: String,
     pub env: Vec<(String, String)>,
-    pub max_output_bytes: u64,
     /// The policy's `limits.timeout`: the default for a command.
     pub timeout: Option<std::time::Duration>,
     /// Writable folders as commands see them, for the notes on a refused write.
     pub writable: String,
-    pub network: bool,
     /// A root policy: virtual `/` is `/workspace` inside.
     pub virtual_root: bool,
     /// Empty files made on the host over missing protected paths, removed at the end.
@@ -142,7 +140,7 @@ pub fn create_body(
         tmpfs: Some(tmpfs),
         pids_limit: Some(MAX_PIDS as i64),
         init: Some(true),
-        network_mode: Some(if exec.network { "bridge" } else { "none" }.into()),
+        network_mode: Some(if exec.plan.network { "bridge" } else { "none" }.into()),
         memory: settings.memory_bytes.map(|b| b as i64),
         nano_cpus: settings.nano_cpus.map(|n| n as i64),
         ulimits: Some(vec![
@@ -168,7 +166,7 @@ pub fn create_body(
         user: Some(exec.user.clone()),
         working_dir: Some(exec.cwd.clone()),
         hostname: Some("warden".into()),
-        network_disabled: Some(!exec.network),
+        network_disabled: Some(!exec.plan.network),
         labels: Some(labels),
         host_config: Some(host_config),
         ..Default::default()
@@ -179,9 +177,9 @@ pub fn create_body(
 /// settings, the plan, and how commands run. Not of the mounts worked out
 /// from the host: those change while a container runs (the runtime leaves
 /// empty files over missing protected paths), the policy does not.
-pub fn config_digest(settings: &ContainerSettings, plan: &ExecPlan, exec: &ExecSettings) -> String {
+pub fn config_digest(settings: &ContainerSettings, exec: &ExecSettings) -> String {
     let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), ..exec.clone() };
-    let text = format!("{settings:?}\n{plan:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
+    let text = format!("{settings:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
     blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 

@@ -21,8 +21,7 @@ pub use layout::{Layout, WORKSPACE};
 pub use lifecycle::{container_name, Cover, ExecSettings, Owner};
 
 use crate::error::ShellError;
-use crate::plan::ExecPlan;
-use crate::run::{Ended, ExecutionResult, Walls};
+use crate::run::{ExecutionResult, Walls};
 
 /// A started container. A container of this process is removed when the
 /// last value for it is dropped (or stopped); a kept one stays until `stop`.
@@ -43,7 +42,6 @@ struct Running {
 /// Everything `start` needs.
 pub struct StartRequest<'a> {
     pub container: &'a ContainerSettings,
-    pub plan: &'a ExecPlan,
     pub layout: &'a Layout,
     pub exec: ExecSettings,
     /// `exec`, `mcp`, or a kept sandbox's name.
@@ -66,7 +64,7 @@ impl ContainerSandbox {
     /// settings; first removes Warden's containers whose owner is gone.
     pub fn start(request: StartRequest<'_>) -> Result<ContainerSandbox, ShellError> {
         let base = container_name(request.name, request.owner);
-        let config = lifecycle::config_digest(request.container, request.plan, &request.exec);
+        let config = lifecycle::config_digest(request.container, &request.exec);
         // Dropped after the lock: the last reference to a container removes it,
         // and that takes the lock.
         let mut seen: Vec<Arc<Running>> = Vec::new();
@@ -171,12 +169,15 @@ impl ContainerSandbox {
         &self.running.settings
     }
 
-    /// Runs `argv` in `cwd` (a folder inside the container).
-    pub fn execute(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<Ended, ShellError> {
+    /// Runs `argv` in `cwd` (a folder inside the container), with the notes
+    /// a failed command gets.
+    pub fn execute(&self, argv: &[OsString], cwd: Option<&str>, timeout: Duration, cancel: Option<&AtomicBool>) -> Result<ExecutionResult, ShellError> {
         let r = &self.running;
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
-        block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))
+        let ended = block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))?;
+        let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network };
+        Ok(ended.into_result(timeout, &walls, &[], true))
     }
 
     /// Runs a command as a [`crate::ShellSandbox`] of the same policy would, in
@@ -191,9 +192,7 @@ impl ContainerSandbox {
             }
             None => None,
         };
-        let ended = self.execute(argv, cwd.as_deref(), timeout, None)?;
-        let walls = Walls { writable: settings.writable.clone(), network: settings.network };
-        Ok(ended.into_result(timeout, &walls, &[], true))
+        self.execute(argv, cwd.as_deref(), timeout, None)
     }
 
     /// Removes the container (and the mount points the runtime left on the
