@@ -25,18 +25,11 @@ pub struct HttpOptions {
 
 /// Serves `server` over HTTP until interrupted, on a runtime of its own.
 pub fn run_http(server: WardenMcp, options: HttpOptions, reloader: Option<Reloader>) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async move {
-        if let Some(reloader) = reloader {
-            crate::reload::spawn(server.clone(), reloader);
-        }
-        serve_http(server, options, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    crate::reload::run_serving(tokio::runtime::Builder::new_multi_thread(), server, reloader, |server| {
+        serve_http(server, options, interrupted)
     })
 }
 

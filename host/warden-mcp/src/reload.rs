@@ -25,6 +25,26 @@ fn stamps(files: &[PathBuf]) -> Vec<Option<(SystemTime, u64)>> {
     files.iter().map(|f| std::fs::metadata(f).ok().and_then(|m| Some((m.modified().ok()?, m.len())))).collect()
 }
 
+/// Runs `serve` to its end on a runtime made by `runtime`, with the reloader,
+/// if any, watching the files beside it: what both transports' `run_*` do.
+pub(crate) fn run_serving<F>(
+    mut runtime: tokio::runtime::Builder,
+    server: WardenMcp,
+    reloader: Option<Reloader>,
+    serve: impl FnOnce(WardenMcp) -> F,
+) -> Result<(), String>
+where
+    F: std::future::Future<Output = Result<(), String>>,
+{
+    let runtime = runtime.enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        if let Some(reloader) = reloader {
+            spawn(server.clone(), reloader);
+        }
+        serve(server).await
+    })
+}
+
 fn say(message: &str) {
     let _ = writeln!(std::io::stderr(), "warden: {message}");
 }

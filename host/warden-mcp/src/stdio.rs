@@ -27,16 +27,7 @@ pub fn run_stdio(server: WardenMcp, reloader: Option<Reloader>) -> Result<(), St
     // One thread for all the async work: a message goes from stdin to the
     // handler and back without waking another thread; tools still run on the
     // blocking pool, in parallel.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async move {
-        if let Some(reloader) = reloader {
-            crate::reload::spawn(server.clone(), reloader);
-        }
-        serve_stdio(server).await
-    })
+    crate::reload::run_serving(tokio::runtime::Builder::new_current_thread(), server, reloader, serve_stdio)
 }
 
 /// Serves `server` on stdin and stdout until the client closes them.
