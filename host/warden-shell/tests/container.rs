@@ -24,17 +24,23 @@ fn engine() -> String {
 }
 
 /// A container sandbox over the project: `proj` rw, `docs` ro, plus `extra`
-/// lines under `shell:`. Each gets a name of its own, so that tests in one
-/// process never share a container.
+/// lines under `shell:`.
 fn sandbox(p: &Project, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox {
-    static N: AtomicU32 = AtomicU32::new(0);
     let policy = format!(
         "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {}, memory: 64MiB }}\n{shell_extra}",
         engine()
     );
-    std::fs::write(p.path("policy.yaml"), policy).unwrap();
+    start_named(&policy, p, None)
+}
+
+/// The container sandbox of `policy_text` (written into the project), for
+/// the program or `worker`. Each gets a name of its own, so that tests in one
+/// process never share a container.
+fn start_named(policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
+    static N: AtomicU32 = AtomicU32::new(0);
+    std::fs::write(p.path("policy.yaml"), policy_text).unwrap();
     let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
-    let fs = warden_fs::Sandbox::open_for(&policy, None).unwrap();
+    let fs = warden_fs::Sandbox::open_for(&policy, worker).unwrap();
     let name = ContainerName { name: format!("test{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
     ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name)
         .unwrap_or_else(|e| panic!("no container here ({e}); podman and {IMAGE} come from policies/setup.sh"))
@@ -237,15 +243,6 @@ fn a_protected_symlink_out_of_every_mount_fails_closed() {
     let policy = warden_policy::load(&policy_dir.join("policy.yaml")).unwrap();
     let err = ShellSandbox::new(&policy, None).err().expect("refused");
     assert!(err.to_string().contains(".vscode"), "{err}");
-}
-
-fn start_named(policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
-    static N: AtomicU32 = AtomicU32::new(0);
-    std::fs::write(p.path("policy.yaml"), policy_text).unwrap();
-    let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
-    let fs = warden_fs::Sandbox::open_for(&policy, worker).unwrap();
-    let name = ContainerName { name: format!("named{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
-    ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name).unwrap()
 }
 
 #[test]

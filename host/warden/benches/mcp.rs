@@ -64,13 +64,7 @@ fn main() {
         .collect();
     for round in 0..ROUNDS + 100 {
         let keep = round >= 100;
-        let mut time = |i: usize, f: &mut dyn FnMut()| {
-            let start = Instant::now();
-            f();
-            if keep {
-                samples[i].1.push(start.elapsed());
-            }
-        };
+        let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut samples[i].1, f);
         time(0, &mut || assert!(server.call(ops[0].0, &ops[0].1)["isError"] == false));
         time(1, &mut || assert_eq!(sandbox.read("/proj/four.md", warden_fs::ReadOptions::default()).unwrap().text.len(), 4096));
         time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false));
@@ -81,13 +75,7 @@ fn main() {
         vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv /bin/true, library", Vec::new()), ("raw bwrap", Vec::new())];
     for round in 0..COMMAND_ROUNDS + 10 {
         let keep = round >= 10;
-        let mut time = |i: usize, f: &mut dyn FnMut()| {
-            let start = Instant::now();
-            f();
-            if keep {
-                commands[i].1.push(start.elapsed());
-            }
-        };
+        let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut commands[i].1, f);
         time(0, &mut || assert!(server.call(ops[2].0, &ops[2].1)["isError"] == false));
         time(1, &mut || assert!(shell.execute_argv(&true_argv, None, Duration::from_secs(10)).unwrap().ok()));
         time(2, &mut || {
@@ -121,6 +109,15 @@ fn main() {
     println!();
     let rate = http_throughput(&policy, &cache);
     println!("HTTP, 8 clients calling echo for 5 s: {rate:.0} calls/s (goal ≥ 5,000)");
+}
+
+/// Runs `f`, and keeps how long it took unless the round is a warm-up.
+fn timed(keep: bool, samples: &mut Vec<Duration>, f: &mut dyn FnMut()) {
+    let start = Instant::now();
+    f();
+    if keep {
+        samples.push(start.elapsed());
+    }
 }
 
 fn micros(d: Duration) -> f64 {
