@@ -25,6 +25,8 @@ pub enum Denial {
     NeedsApproval { access: Access, path: String, allowed: String },
     /// A person was asked and said no.
     Declined { access: Access, path: String, allowed: String },
+    /// A connection the sandbox's network does not allow (components).
+    Network(warden_policy::NetRefusal),
 }
 
 fn verb(access: Access) -> &'static str {
@@ -77,6 +79,7 @@ impl fmt::Display for Denial {
                 verb(*access),
                 allowed_label(*access)
             ),
+            Denial::Network(refusal) => refusal.fmt(f),
         }
     }
 }

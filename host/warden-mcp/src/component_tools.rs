@@ -29,7 +29,7 @@ pub struct ComponentTool {
 struct Component {
     decl: ToolDecl,
     loaded: Loaded,
-    network: bool,
+    network: warden_policy::Network,
     env: Vec<(String, String)>,
 }
 
@@ -62,7 +62,7 @@ impl Components {
                 }
             }
             let loaded = runtime.load(bytes).map_err(|e| format!("tools.{}: {e}", decl.key))?;
-            let component = Arc::new(Component { decl: decl.clone(), loaded, network: policy.network, env: policy.env.clone() });
+            let component = Arc::new(Component { decl: decl.clone(), loaded, network: policy.network_for(decl.worker.as_deref()).clone(), env: policy.env.clone() });
             let sandbox = warden_fs::Sandbox::open_for(policy, decl.worker.as_deref()).map_err(|e| e.to_string())?;
             let read_only = sandbox.writable_roots().is_empty();
             let described = runtime.describe(&component.loaded, &RunConfig::default()).map_err(|e| format!("tools.{}: describe: {e}", decl.key))?;
@@ -82,7 +82,7 @@ impl Components {
                     .read_only(read_only)
                     .destructive(!read_only)
                     .idempotent(false)
-                    .open_world(policy.network);
+                    .open_world(!component.network.is_off());
                 let definition = Tool::new(name, info.description, Arc::new(schema)).with_annotations(hints);
                 tools.push(ComponentTool { definition, tool: info.name, component: component.clone() });
             }
@@ -106,7 +106,7 @@ impl Components {
         let input = serde_json::Value::Object(arguments.unwrap_or_default()).to_string();
         let mut config = RunConfig {
             env: component.env.clone(),
-            network: component.network,
+            network: component.network.clone(),
             limits: RunLimits::resolve(component.decl.limits, false),
             cancel: Some(cancel),
             ..RunConfig::default()

@@ -78,9 +78,11 @@ pub struct SandboxSpec {
     #[serde(default)]
     #[schemars(with = "Option<MountSpec>")]
     pub root: Option<Spanned<MountSpec>>,
-    /// Allow network access (used by the runtimes; default false).
+    /// Network access for components and shell commands: `false` (default), `true`,
+    /// or `{ allow: ["host:port", ...] }` for exactly those pairs.
     #[serde(default)]
-    pub network: bool,
+    #[schemars(with = "Option<NetworkSpec>")]
+    pub network: Option<Spanned<NetworkSpec>>,
     /// Refuse to run shell commands when no OS sandbox is available.
     #[serde(default)]
     pub require_os_sandbox: bool,
@@ -106,6 +108,28 @@ pub struct SandboxSpec {
     /// relative to the policy file's folder. `--audit` overrides it.
     #[serde(default)]
     pub audit: Option<String>,
+}
+
+/// `true`/`false`, or `{ allow: [...] }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum NetworkSpec {
+    Enabled(bool),
+    Allow(NetworkAllow),
+}
+
+/// Exactly these connections, checked on the address actually connected to.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkAllow {
+    /// `host:port` pairs: `api.example.com:443`, `*.pypi.org:443` (subdomains only),
+    /// `10.1.2.3:5432`, `10.0.0.0/8:5432`, `[::1]:8080`. A listed name that resolves to a
+    /// loopback, link-local, private or unspecified address is refused unless that
+    /// address is listed too (`localhost` lists 127.0.0.1 and ::1). An empty list allows nothing.
+    pub allow: Vec<String>,
+    /// Components may open listening sockets.
+    #[serde(default)]
+    pub listen: bool,
 }
 
 /// `true`/`false`, or `{ within: [folders] }`.
@@ -269,4 +293,9 @@ pub struct WorkerSpec {
     #[serde(default)]
     #[schemars(with = "Option<DynamicSpec>")]
     pub dynamic: Option<Spanned<DynamicSpec>>,
+    /// The worker's network, within the program's (`false`, or a narrower `allow` list).
+    /// Left out: the program's.
+    #[serde(default)]
+    #[schemars(with = "Option<NetworkSpec>")]
+    pub network: Option<Spanned<NetworkSpec>>,
 }

@@ -9,6 +9,7 @@ use crate::document::EngineChoice;
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
+use crate::network::Network;
 use crate::vpath::{Namespace, VPath};
 
 /// A policy that passed validation. Roots are canonical host folders.
@@ -18,7 +19,7 @@ pub struct Policy {
     pub file: PathBuf,
     pub layout: Layout,
     pub mounts: Vec<Mount>,
-    pub network: bool,
+    pub network: Network,
     pub require_os_sandbox: bool,
     pub limits: Limits,
     pub shell: Shell,
@@ -163,6 +164,8 @@ pub struct Worker {
     pub request: DeriveRequest,
     /// The worker's own ceiling, never wider than the program's.
     pub dynamic: Option<Dynamic>,
+    /// Within the program's.
+    pub network: Network,
     /// Where the worker is defined in the policy file (1-based line and column).
     pub location: Option<(u64, u64)>,
 }
@@ -174,6 +177,21 @@ impl Policy {
             None => self.dynamic.as_ref(),
             Some(name) => self.workers.get(name).and_then(|w| w.dynamic.as_ref()),
         }
+    }
+
+    /// The network of `worker`, or of the program when `None`.
+    pub fn network_for(&self, worker: Option<&str>) -> &Network {
+        match worker.and_then(|name| self.workers.get(name)) {
+            Some(w) => &w.network,
+            None => &self.network,
+        }
+    }
+
+    /// This policy with `worker`'s network as its own, for a runtime that
+    /// takes the network from the policy it is given.
+    pub fn with_network_of(mut self, worker: Option<&str>) -> Policy {
+        self.network = self.network_for(worker).clone();
+        self
     }
 
     pub fn mount_names(&self) -> Vec<String> {

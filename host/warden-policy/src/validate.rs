@@ -6,11 +6,12 @@ use std::path::{Component, Path, PathBuf};
 use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
-use crate::derive::{plan_derive, DeriveRequest, EntryLookup};
-use crate::document::{DynamicSpec, Mode, MountSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
+use crate::derive::{plan_derive, DeriveRequest, EntryLookup, SandboxPermissionEscalationError};
+use crate::document::{DynamicSpec, Mode, MountSpec, NetworkSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
+use crate::network::{AllowEntry, Allowlist, Network};
 use crate::model::{ContainerSettings, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 use crate::system_dirs::system_dir_of;
 use crate::vpath::VPath;
@@ -78,11 +79,22 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         Some(spec) => dynamic_ceiling(base, &spec.value)
             .map_err(|m| err(m).field("sandbox.dynamic.within").at(&spec.referenced))?,
     };
+    let network = match &sandbox.network {
+        None => Network::Off,
+        Some(spec) => network(&spec.value).map_err(|m| err(m).field("sandbox.network").at(&spec.referenced))?,
+    };
+    if let (Some(spec), Some(_), Network::Allow(_)) = (&sandbox.shell, &shell.container, &network) {
+        return Err(err(
+            "a container cannot enforce a network allowlist yet: use `backend: os` (bubblewrap) with it, or `network: true` or `false`".into(),
+        )
+        .field("sandbox.shell.backend")
+        .at(&spec.referenced));
+    }
     let mut policy = Policy {
         file: file.to_owned(),
         layout,
         mounts,
-        network: sandbox.network,
+        network,
         require_os_sandbox: sandbox.require_os_sandbox,
         limits,
         shell_section: sandbox.shell.is_some(),
@@ -152,6 +164,17 @@ fn dynamic_ceiling(base: &Path, spec: &DynamicSpec) -> Result<Option<Dynamic>, S
         DynamicSpec::Within(w) => {
             let within = w.within.iter().map(|dir| resolve_root(base, dir)).collect::<Result<_, _>>()?;
             Ok(Some(Dynamic { within: Some(within) }))
+        }
+    }
+}
+
+fn network(spec: &NetworkSpec) -> Result<Network, String> {
+    match spec {
+        NetworkSpec::Enabled(false) => Ok(Network::Off),
+        NetworkSpec::Enabled(true) => Ok(Network::Full),
+        NetworkSpec::Allow(rules) => {
+            let entries = rules.allow.iter().enumerate().map(|(i, e)| AllowEntry::parse(e).map_err(|m| format!("allow[{i}]: {m}")));
+            Ok(Network::Allow(Allowlist { entries: entries.collect::<Result<_, _>>()?, listen: rules.listen }))
         }
     }
 }
@@ -352,7 +375,25 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
         inherit: s.inherit,
     };
     let location = (spec.referenced.line() > 0).then(|| (spec.referenced.line(), spec.referenced.column()));
-    let worker = Worker { name: name.to_owned(), request, dynamic, location };
+    let network = match &s.network {
+        None => policy.network.clone(),
+        Some(asked) => {
+            let fail = |m: String| PolicyError::new(&policy.file, m).field(format!("workers.{name}.network")).at(&asked.referenced);
+            let network = network(&asked.value).map_err(fail)?;
+            policy.network.narrows_to(&network).map_err(|what| {
+                fail(
+                    SandboxPermissionEscalationError {
+                        request: what,
+                        parent_boundary: format!("the parent sandbox allows only: {}", policy.network.allowed_hosts()),
+                        alternative: "Ask for pairs within those, or leave `network` out to inherit them.".into(),
+                    }
+                    .to_string(),
+                )
+            })?;
+            network
+        }
+    };
+    let worker = Worker { name: name.to_owned(), request, dynamic, location, network };
     // Lexical here; the filesystem crate looks the entries up on the host when it derives.
     policy
         .with_namespace(|ns| plan_derive(&policy.areas(), ns, &worker.request, |p, _| EntryLookup::Grants(p.clone())))

@@ -354,3 +354,44 @@ fn container_settings_that_cannot_work_are_refused_naming_the_field() {
     let err = d.check(&container("    backend: container\n    container: { image: x, engine: lxc }\n")).unwrap_err();
     assert!(err.starts_with(":7:") && err.contains("unknown variant `lxc`, expected one of auto, podman, docker"), "{err}");
 }
+
+const NET: &str = "version: 1\nsandbox:\n  paths:\n    pipeline: { root: ./pipeline }\n";
+
+#[test]
+fn a_network_allowlist_is_read_and_normalized() {
+    let p = Dir::new()
+        .check(&format!("{NET}  network:\n    allow: [\"API.example.com:443\", \"*.pypi.org:443\", \"10.0.0.0/8:5432\", \"[::1]:80\"]\n"))
+        .unwrap();
+    assert_eq!(p.network.describe(), "allow api.example.com:443, *.pypi.org:443, 10.0.0.0/8:5432, [::1]:80");
+    let p = Dir::new().check(&format!("{NET}  network: {{ allow: [] }}\n")).unwrap();
+    assert_eq!(p.network.describe(), "allow none");
+    let p = Dir::new().check(&format!("{NET}  network: true\n")).unwrap();
+    assert_eq!(p.network.describe(), "on");
+}
+
+#[test]
+fn a_bad_network_entry_names_the_entry_with_line_and_column() {
+    let e = Dir::new().check(&format!("{NET}  network:\n    allow: [\"api.example.com:443\", \"api.example.com\"]\n")).unwrap_err();
+    assert_eq!(
+        e,
+        ":6:5: sandbox.network: allow[1]: 'api.example.com' is not a usable entry: the port is missing: write HOST:PORT"
+    );
+    let e = Dir::new().check(&format!("{NET}  network: {{ allow: [\"a\\0b.com:1\"] }}\n")).unwrap_err();
+    assert!(e.starts_with(":5:12: sandbox.network: allow[0]: 'a\\0b.com:1' is not a usable entry"), "{e}");
+}
+
+#[test]
+fn a_worker_cannot_widen_the_programs_network() {
+    let base = format!("{NET}  network: {{ allow: [\"api.example.com:443\"] }}\nworkers:\n  w:\n    inherit: true\n");
+    let p = Dir::new().check(&format!("{base}    network: {{ allow: [] }}\n")).unwrap();
+    assert_eq!(p.network_for(Some("w")).describe(), "allow none");
+    assert_eq!(Dir::new().check(&base).unwrap().network_for(Some("w")).describe(), "allow api.example.com:443");
+    let e = Dir::new().check(&format!("{base}    network: {{ allow: [\"evil.example:443\"] }}\n")).unwrap_err();
+    assert_eq!(
+        e,
+        ":9:14: workers.w.network: SandboxPermissionEscalationError: cannot grant network access to 'evil.example:443': \
+         the parent sandbox allows only: api.example.com:443. Ask for pairs within those, or leave `network` out to inherit them."
+    );
+    let e = Dir::new().check(&format!("{base}    network: true\n")).unwrap_err();
+    assert!(e.contains("cannot grant all network access"), "{e}");
+}

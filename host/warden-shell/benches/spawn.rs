@@ -28,7 +28,7 @@ fn spawn(c: &mut Criterion) {
     let sandbox = ShellSandbox::new(&policy, None).unwrap();
     let command = vec![OsString::from("/bin/true")];
     let shield = Shield::for_plan(sandbox.plan()).unwrap();
-    let raw = bwrap_args(sandbox.plan(), &shield, &sandbox.plan().default_cwd, None, None, &command);
+    let raw = bwrap_args(sandbox.plan(), &shield, &sandbox.plan().default_cwd, None, None, None, &command);
 
     let mut group = c.benchmark_group("spawn_true");
     group.sample_size(60).measurement_time(Duration::from_secs(8));

@@ -13,7 +13,7 @@ fn main() {
     let sandbox = warden_shell::ShellSandbox::new(&policy, None).unwrap_or_else(|e| panic!("{e}"));
     let plan = sandbox.plan();
     let shield = warden_shell::Shield::for_plan(plan).unwrap_or_else(|e| panic!("{e}"));
-    let args = warden_shell::bwrap_args(plan, &shield, &plan.default_cwd, None, None, &[OsString::from("/bin/true")]);
+    let args = warden_shell::bwrap_args(plan, &shield, &plan.default_cwd, None, None, None, &[OsString::from("/bin/true")]);
     let mut out = std::io::stdout().lock();
     for arg in args {
         out.write_all(arg.as_bytes()).unwrap();

@@ -5,14 +5,28 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use warden_policy::Network;
+
+use crate::egress::BRIDGE_IN_SANDBOX;
 use crate::plan::{ExecPlan, SYSTEM_READ};
 use crate::shield::Shield;
 
 /// The bwrap arguments for `plan`, with the shield's mounts over the binds.
-pub fn args(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Option<i32>, command: &[OsString]) -> Vec<OsString> {
+/// `bridge`: the network bridge program, bound at [`BRIDGE_IN_SANDBOX`]
+/// when the plan has an allowlist and `command` starts with it.
+#[allow(clippy::too_many_arguments)]
+pub fn args(
+    plan: &ExecPlan,
+    shield: &Shield,
+    cwd: &Path,
+    seccomp_fd: Option<i32>,
+    status_fd: Option<i32>,
+    bridge: Option<&Path>,
+    command: &[OsString],
+) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--new-session", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
-    if !plan.network {
+    if plan.network != Network::Full {
         a.flags(&["--unshare-net"]);
     }
     a.flags(&["--cap-drop", "ALL", "--hostname", "warden"]);
@@ -32,6 +46,9 @@ pub fn args(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<i32
         }
     }
     a.flags(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    if let Some(program) = bridge {
+        a.bind("--ro-bind", program, Path::new(BRIDGE_IN_SANDBOX));
+    }
     for bind in &plan.binds {
         a.bind(if bind.writable { "--bind" } else { "--ro-bind" }, &bind.host, &bind.host);
     }

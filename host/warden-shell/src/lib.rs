@@ -6,6 +6,7 @@
 
 mod bwrap;
 pub mod container;
+mod egress;
 mod env;
 mod error;
 mod notes;
@@ -21,6 +22,7 @@ mod shield;
 mod watch;
 
 pub use bwrap::args as bwrap_args;
+pub use egress::{set_net_bridge, BRIDGE_IN_SANDBOX};
 pub use error::ShellError;
 pub use pids::{ProcessCap, MAX_PIDS};
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use warden_fs::Sandbox;
-use warden_policy::{system_dir_of, Policy};
+use warden_policy::{system_dir_of, Network, Policy};
 
 use crate::error::ShellError;
 
@@ -49,7 +49,7 @@ pub struct ExecPlan {
     pub protected: Vec<PathBuf>,
     /// Host paths inside binds that must look absent or empty.
     pub denied: Vec<PathBuf>,
-    pub network: bool,
+    pub network: Network,
     pub allow_unix_sockets: bool,
     pub max_output_bytes: u64,
     /// The first writable bind, else the first bind, else `/`.
@@ -97,7 +97,7 @@ impl ExecPlan {
             denied: within(&shell.deny_read, false),
             binds,
             read_all: shell.read_all,
-            network: policy.network,
+            network: policy.network.clone(),
             allow_unix_sockets: shell.allow_unix_sockets,
             max_output_bytes: shell.max_output_bytes,
             default_cwd,

@@ -9,7 +9,10 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use warden_policy::{NetRefusal, Network};
+
 use crate::bwrap;
+use crate::egress::Egress;
 use crate::output::Captured;
 use crate::error::ShellError;
 use crate::watch::{watch, Watched};
@@ -75,6 +78,18 @@ pub enum Outcome {
 }
 
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
+    let mut egress = match (job.backend, &job.plan.network) {
+        (Backend::Bwrap(_), Network::Allow(_)) => Some(Egress::start(&job.plan.network, job.command)?),
+        (Backend::Seatbelt(_) | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
+            return Err(ShellError::Policy(
+                "a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; \
+                 the command was not run"
+                    .into(),
+            ));
+        }
+        _ => None,
+    };
+    let command = egress.as_ref().map_or(job.command, |e| e.command.as_slice());
     let pipes = match job.backend {
         Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
@@ -88,7 +103,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
             let mut cmd = Command::new(bwrap_path);
-            cmd.args(bwrap::args(job.plan, &shield, job.cwd, Some(seccomp_fd), Some(status_fd), job.command));
+            let bridge = egress.as_ref().map(|e| e.program());
+            cmd.args(bwrap::args(job.plan, &shield, job.cwd, Some(seccomp_fd), Some(status_fd), bridge, command));
             cmd
         }
         Backend::Seatbelt(exec) => {
@@ -106,11 +122,17 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
-    let child = job.cap.spawn(cmd, inherited.into_iter().flatten().collect())?;
+    let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
+    inherit.extend(egress.as_ref().map(|e| e.inherited()));
+    let child = job.cap.spawn(cmd, inherit)?;
+    if let Some(e) = egress.as_mut() {
+        e.spawned();
+    }
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
     remove_placeholders(&shield.placeholders);
+    let refused = egress.map(Egress::finish).unwrap_or_default();
     if let Some(status_read) = status_read
         && !timed_out
         && !read_all(status_read).contains("\"exit-code\"")
@@ -143,7 +165,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
     let ended = Ended { stdout: out, stderr: err, exit_code, timed_out, cancelled };
-    let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network };
+    let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused };
     Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, !matches!(job.backend, Backend::Unsandboxed { .. }))))
 }
 
@@ -160,7 +182,9 @@ pub struct Ended {
 pub struct Walls {
     /// e.g. `/portfolio (/home/u/p)` under bubblewrap, `/portfolio` in a container.
     pub writable: String,
-    pub network: bool,
+    pub network: Network,
+    /// Connections the network allowlist refused.
+    pub refused: Vec<NetRefusal>,
 }
 
 impl Ended {
@@ -177,6 +201,7 @@ impl Ended {
         if self.exit_code != 0 {
             stderr.push_str(&crate::notes::for_failure(&stderr, walls));
         }
+        stderr.push_str(&crate::notes::for_refusals(walls));
         for warning in warnings {
             stderr.push_str(&format!("\n[warden: {warning}]\n"));
         }

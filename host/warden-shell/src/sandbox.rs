@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use warden_fs::Sandbox;
-use warden_policy::Policy;
+use warden_policy::{Network, Policy};
 
 use crate::container::{ContainerSandbox, ExecSettings, Layout, Owner, StartRequest};
 use crate::error::ShellError;
@@ -63,7 +63,7 @@ impl ShellSandbox {
     /// it ran unsandboxed.
     pub fn new(policy: &Policy, worker: Option<&str>) -> Result<ShellSandbox, ShellError> {
         let fs = Sandbox::open_for(policy, worker).map_err(|e| ShellError::Policy(e.to_string()))?;
-        ShellSandbox::with_filesystem(policy, fs)
+        ShellSandbox::with_filesystem(&policy.clone().with_network_of(worker), fs)
     }
 
     /// Like [`ShellSandbox::new`], with the mounts of `fs`: e.g. the sandbox in
@@ -197,7 +197,11 @@ impl Inner {
             None => self.plan.default_cwd.clone(),
         };
         let home = cwd.to_string_lossy().into_owned();
-        let env = crate::env::build(std::env::vars(), &self.policy_env, &home);
+        let mut env = crate::env::build(std::env::vars(), &self.policy_env, &home);
+        if let Network::Allow(_) = self.plan.network {
+            env.retain(|(name, _)| !warden_net::bridge::is_proxy_variable(name));
+            env.extend(warden_net::bridge::proxy_env());
+        }
         let backend = self.backend.lock().unwrap().clone();
         match run(&self.job(&backend, argv, &cwd, &env, timeout, cancel))? {
             Outcome::Ran(result) => Ok(result),

@@ -30,7 +30,7 @@ pub fn profile(plan: &ExecPlan) -> String {
     p.push_str("(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))\n");
     rule(&mut p, "deny file-write*", plan.protected.iter().map(|x| x.as_path()));
     rule(&mut p, "deny file-read* file-write*", plan.denied.iter().map(|x| x.as_path()));
-    if plan.network {
+    if plan.network == warden_policy::Network::Full {
         p.push_str("(allow network*)\n");
     }
     p

@@ -16,6 +16,7 @@ pub mod fs_guard;
 mod limits;
 mod log;
 mod mounts;
+mod net_guard;
 mod output;
 mod runtime;
 mod session;

@@ -12,6 +12,7 @@ use crate::cache::{CacheOutcome, CompileCache};
 use crate::component::to_component;
 use crate::error::RunError;
 use crate::fs_guard::GuardedFs;
+use crate::net_guard::lookup::GuardedLookup;
 use crate::state::ToolState;
 use crate::tool::bindings;
 
@@ -128,14 +129,17 @@ fn engine(max_concurrent: u32) -> wasmtime::Result<Engine> {
 }
 
 fn linker(engine: &Engine) -> wasmtime::Result<Linker<ToolState>> {
-    use wasmtime_wasi::p2::bindings::{filesystem::preopens, sync::filesystem::types};
+    use wasmtime_wasi::p2::bindings::{filesystem::preopens, sockets::ip_name_lookup, sync::filesystem::types};
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     // The filesystem goes through Warden's guard instead of straight to wasmtime-wasi.
     linker.allow_shadowing(true);
     types::add_to_linker::<ToolState, GuardedFs>(&mut linker, ToolState::guarded_fs)?;
     preopens::add_to_linker::<ToolState, GuardedFs>(&mut linker, ToolState::guarded_fs)?;
+    // Name lookups go through the network guard.
+    ip_name_lookup::add_to_linker::<ToolState, GuardedLookup>(&mut linker, ToolState::guarded_lookup)?;
     linker.allow_shadowing(false);
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     bindings::warden::tool::host::add_to_linker::<ToolState, HasSelf<ToolState>>(&mut linker, |s| s)?;
     Ok(linker)
 }

@@ -8,12 +8,16 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use warden_fs::Denial;
+use warden_policy::Network;
+use wasmtime_wasi_http::WasiHttpCtx;
 
 use crate::deterministic::make_deterministic;
 use crate::error::{classify, Cancelled, HitLimits, RunError};
 use crate::fs_guard::{FsGuard, GuardedPreopen, SandboxLists};
 use crate::limits::{MemoryLimiter, RunLimits};
 use crate::log::{LogLine, ToolLog};
+use crate::net_guard::http::HttpHooks;
+use crate::net_guard::NetGuard;
 use crate::output::{CappedOutput, Sink};
 use crate::runtime::{Runtime, EPOCH_TICK};
 use crate::state::ToolState;
@@ -40,7 +44,7 @@ pub struct RunConfig {
     pub limits: RunLimits,
     /// `Some(seed)` for a deterministic run.
     pub deterministic: Option<u64>,
-    pub network: bool,
+    pub network: Network,
     pub stdin: Stdin,
     pub stdout: Sink,
     pub stderr: Sink,
@@ -58,7 +62,7 @@ impl Default for RunConfig {
             env: Vec::new(),
             limits: RunLimits::default(),
             deterministic: None,
-            network: false,
+            network: Network::Off,
             stdin: Stdin::Empty,
             stdout: Sink::Capture,
             stderr: Sink::Capture,
@@ -104,10 +108,23 @@ impl Session {
         let stdout = CappedOutput::new("stdout", config.stdout, limits.output_bytes);
         let stderr = CappedOutput::new("stderr", config.stderr, limits.output_bytes);
         wasi.stdout(stdout.clone()).stderr(stderr.clone());
-        if config.network {
-            wasi.inherit_network().allow_ip_name_lookup(true).allow_tcp(true).allow_udp(true);
-        } else {
-            wasi.allow_ip_name_lookup(false).allow_tcp(false).allow_udp(false);
+        let guard = FsGuard::new(config.preopens.clone(), config.lists.clone());
+        // Every runtime network decision, `network: true` included, goes through one guard.
+        let net = NetGuard::new(config.network.clone(), guard.denial_log());
+        match &config.network {
+            Network::Off => {
+                wasi.allow_ip_name_lookup(false).allow_tcp(false).allow_udp(false);
+            }
+            Network::Full => {
+                wasi.inherit_network().allow_ip_name_lookup(true).allow_tcp(true).allow_udp(true);
+            }
+            Network::Allow(_) => {
+                let check = net.clone();
+                wasi.allow_ip_name_lookup(true).allow_tcp(true).allow_udp(true).socket_addr_check(move |addr, used_for| {
+                    let permitted = check.permits(addr, used_for);
+                    Box::pin(async move { permitted })
+                });
+            }
         }
         if let Some(seed) = config.deterministic {
             make_deterministic(&mut wasi, seed);
@@ -116,8 +133,11 @@ impl Session {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(limits.memory_bytes),
-            guard: FsGuard::new(config.preopens.clone(), config.lists.clone()),
+            guard,
             log: ToolLog::new(limits.output_bytes),
+            net: matches!(config.network, Network::Allow(_)).then(|| net.clone()),
+            http: WasiHttpCtx::new(),
+            http_hooks: HttpHooks { guard: net },
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|s| &mut s.limiter);

@@ -8,6 +8,10 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::fs_guard::{FsGuard, GuardedFsView};
 use crate::limits::MemoryLimiter;
 use crate::log::ToolLog;
+use crate::net_guard::http::HttpHooks;
+use crate::net_guard::lookup::GuardedLookupView;
+use crate::net_guard::NetGuard;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub struct ToolState {
     pub(crate) wasi: WasiCtx,
@@ -15,6 +19,16 @@ pub struct ToolState {
     pub(crate) limiter: MemoryLimiter,
     pub(crate) guard: FsGuard,
     pub(crate) log: ToolLog,
+    /// Under an allowlist: the checks name lookups and sockets go through.
+    pub(crate) net: Option<NetGuard>,
+    pub(crate) http: WasiHttpCtx,
+    pub(crate) http_hooks: HttpHooks,
+}
+
+impl WasiHttpView for ToolState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.http_hooks }
+    }
 }
 
 impl WasiView for ToolState {
@@ -24,6 +38,11 @@ impl WasiView for ToolState {
 }
 
 impl ToolState {
+    pub(crate) fn guarded_lookup(&mut self) -> GuardedLookupView<'_> {
+        let sockets = wasmtime_wasi::sockets::WasiSocketsCtxView { ctx: self.wasi.sockets(), table: &mut self.table };
+        GuardedLookupView { sockets, guard: self.net.as_ref() }
+    }
+
     pub(crate) fn guarded_fs(&mut self) -> GuardedFsView<'_> {
         GuardedFsView {
             fs: WasiFilesystemCtxView { ctx: self.wasi.filesystem(), table: &mut self.table },

@@ -47,7 +47,7 @@ fn main() {
     let shell = warden_shell::ShellSandbox::new(&loaded_policy, None).unwrap();
     let shield = warden_shell::Shield::for_plan(shell.plan()).unwrap();
     let true_argv = [OsString::from("/bin/true")];
-    let raw = warden_shell::bwrap_args(shell.plan(), &shield, &shell.plan().default_cwd, None, None, &true_argv);
+    let raw = warden_shell::bwrap_args(shell.plan(), &shield, &shell.plan().default_cwd, None, None, None, &true_argv);
 
     // Over stdio.
     let mut server = Stdio1::start(&policy, &cache);

@@ -12,7 +12,7 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
     let policy = warden_policy::load(policy_file)?;
     let program = Sandbox::open(&policy)?;
     let mut out = format!("{}: valid\n", policy.file.display());
-    let _ = writeln!(out, "network: {}", if policy.network { "on" } else { "off" });
+    let _ = writeln!(out, "network: {}", policy.network.describe());
     if policy.shell_section {
         let _ = writeln!(out, "shell commands: {}", shell_backend(&policy.shell));
     }
@@ -23,6 +23,9 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
     for name in policy.workers.keys() {
         let child = program.derive_worker(&policy, name)?;
         describe(&mut out, &format!("worker {name}"), &child, policy.dynamic_for(Some(name)));
+        if policy.network_for(Some(name)) != &policy.network {
+            let _ = writeln!(out, "  network: {}", policy.network_for(Some(name)).describe());
+        }
     }
     if !policy.tools.is_empty() {
         out.push_str("tools (warden mcp):\n");

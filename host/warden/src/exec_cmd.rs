@@ -29,7 +29,7 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
 fn in_new_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>) -> Result<ExecutionResult, Failure> {
     // Its cgroup is made on a thread of its own while the policy loads.
     let cap = warden_shell::ProcessCap::start()?;
-    let policy = warden_policy::load(policy)?;
+    let policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
     let timeout = given_timeout.or(policy.limits.timeout).unwrap_or(DEFAULT_TIMEOUT);
     let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?;
     approvals.ask_before_running(&args.command[0].to_string_lossy())?;

@@ -18,7 +18,18 @@ use clap::Parser;
 use cli::{Cli, Command};
 use exit::Failure;
 
+/// The hidden first argument that makes this binary the network bridge
+/// inside a sandbox (see `warden_net::bridge`).
+const NET_BRIDGE: &str = "__net-bridge";
+
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == NET_BRIDGE) {
+        std::process::exit(warden_net::bridge::main(&args[2..]));
+    }
+    if let Ok(me) = std::env::current_exe() {
+        warden_shell::set_net_bridge(me, vec![NET_BRIDGE.into()]);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { policy } => check::run(&policy).map(|report| print!("{report}")),

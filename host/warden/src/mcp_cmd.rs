@@ -70,9 +70,10 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     let shell = if policy.shell_section {
         let session = ApprovalSession::open(&policy, worker.as_deref(), Box::new(DenyAll), None)?;
         let container = ContainerName { name: "mcp".into(), owner: Owner::ThisProcess };
-        let sandbox = ShellSandbox::with_options(&policy, session.sandbox()?, ProcessCap::start()?, container)
+        let shell_policy = policy.clone().with_network_of(worker.as_deref());
+        let sandbox = ShellSandbox::with_options(&shell_policy, session.sandbox()?, ProcessCap::start()?, container)
             .map_err(|e| Failure::usage(format!("warden: {e}")))?;
-        Some(ShellTool::new(sandbox, policy.limits.timeout, policy.network))
+        Some(ShellTool::new(sandbox, policy.limits.timeout, !shell_policy.network.is_off()))
     } else {
         None
     };

@@ -11,7 +11,7 @@ pub fn run(command: SandboxCommand) -> Result<(), Failure> {
     match command {
         SandboxCommand::Start { policy, name, worker } => {
             check_name(&name)?;
-            let policy = warden_policy::load(&policy)?;
+            let policy = warden_policy::load(&policy)?.with_network_of(worker.as_deref());
             if policy.shell.container.is_none() {
                 return Err(Failure::usage(format!(
                     "{} has no `shell: {{ backend: container }}`: only container sandboxes are kept",

@@ -135,7 +135,7 @@ fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<Approvals>), Failure>
     let mut approvals = None;
     if let Some(policy) = &policy {
         approvals = Some(Approvals::open(policy, args.worker.as_deref(), &args.approvals)?);
-        config.network = policy.network;
+        config.network = policy.network_for(args.worker.as_deref()).clone();
         config.env = policy.env.clone();
         limits = policy.limits;
     }

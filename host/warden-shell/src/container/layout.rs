@@ -101,7 +101,7 @@ mod tests {
             read_all: false,
             protected: vec![],
             denied: vec![],
-            network: false,
+            network: warden_policy::Network::Off,
             allow_unix_sockets: false,
             max_output_bytes: 1024,
             default_cwd: PathBuf::from("/"),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{CreateContainerOptions, ListContainersOptions, RemoveContainerOptions};
 use serde::{Deserialize, Serialize};
-use warden_policy::ContainerSettings;
+use warden_policy::{ContainerSettings, Network};
 
 use crate::container::engine::{Engine, EngineKind};
 use crate::container::layout::Layout;
@@ -140,7 +140,7 @@ pub fn create_body(
         tmpfs: Some(tmpfs),
         pids_limit: Some(MAX_PIDS as i64),
         init: Some(true),
-        network_mode: Some(if exec.plan.network { "bridge" } else { "none" }.into()),
+        network_mode: Some(if exec.plan.network == Network::Full { "bridge" } else { "none" }.into()),
         memory: settings.memory_bytes.map(|b| b as i64),
         nano_cpus: settings.nano_cpus.map(|n| n as i64),
         ulimits: Some(vec![
@@ -166,7 +166,7 @@ pub fn create_body(
         user: Some(exec.user.clone()),
         working_dir: Some(exec.cwd.clone()),
         hostname: Some("warden".into()),
-        network_disabled: Some(!exec.plan.network),
+        network_disabled: Some(exec.plan.network != Network::Full),
         labels: Some(labels),
         host_config: Some(host_config),
         ..Default::default()

@@ -176,7 +176,7 @@ impl ContainerSandbox {
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
         let ended = block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))?;
-        let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network };
+        let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused: Vec::new() };
         Ok(ended.into_result(timeout, &walls, &[], true))
     }
 

@@ -74,6 +74,11 @@ impl FsGuard {
         FsGuard { preopens, lists, descriptors: HashMap::new(), listings: HashMap::new(), denials: DenialLog::default() }
     }
 
+    /// The log refusals go to, for other guards to share.
+    pub(crate) fn denial_log(&self) -> DenialLog {
+        self.denials.clone()
+    }
+
     /// Refusals so far, in order, as the model should read them.
     pub fn denials(&self) -> Vec<Denial> {
         self.denials.snapshot()
