@@ -3,6 +3,7 @@
 #   bubblewrap    the OS sandbox of `warden exec` (shell commands)
 #   nodejs, npm   componentize-js, for the JavaScript tools
 #   python3-venv  the virtual environment the PyPI toolchains go into
+#   curl          the tests' client for the network allowlist's proxy
 #   podman, runc, catatonit, busybox-static
 #                 the container backend (`backend: container`) and its example image
 # As root they are installed, podman's settings for this host written to
@@ -30,6 +31,7 @@ missing=()
 [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
 command -v npm >/dev/null || missing+=(nodejs npm)
 python3 -c "import venv, ensurepip" 2>/dev/null || missing+=(python3-venv)
+command -v curl >/dev/null || missing+=(curl)
 command -v podman >/dev/null || missing+=(podman)
 command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/bin/catatonit ] || [ -x /usr/libexec/podman/catatonit ] || missing+=(catatonit)

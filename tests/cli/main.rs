@@ -12,6 +12,7 @@ mod components;
 mod containers;
 mod exec;
 mod mcp;
+mod network;
 mod mcp_http;
 mod mcp_clients;
 mod pty;
