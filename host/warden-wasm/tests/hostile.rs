@@ -8,6 +8,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use common::*;
+use warden_policy::{AllowEntry, Allowlist, Network};
 use warden_wasm::{RunError, ToolError};
 
 #[test]
@@ -194,21 +195,67 @@ fn host_environment_does_not_leak() {
     assert_eq!(stdout, "GIVEN=yes\n");
 }
 
-fn probe_network(network: bool) -> (String, bool) {
+/// The net probe (a lookup of `localhost`, a TCP connect to 127.0.0.1:PORT)
+/// under the network `allow(port)` gives: its report, whether the listener
+/// was reached, the refusals on record, and the port.
+fn probe_network(allow: impl Fn(u16) -> Network) -> (String, bool, Vec<String>, u16) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let runtime = runtime();
     let loaded = load(&runtime, "hostile/net.wasm");
-    let config = warden_wasm::RunConfig { network, ..Default::default() };
+    let config = warden_wasm::RunConfig { network: allow(port), ..Default::default() };
     let outcome = runtime.call(&loaded, &config, "probe", &format!("{{\"port\":{port}}}")).unwrap();
     let accepted = listener.accept().map(|(mut s, _)| s.read(&mut [0; 1]).is_ok()).unwrap_or(false);
-    (outcome.result.unwrap_or_else(|e: ToolError| panic!("{e:?}")), accepted)
+    let denials = outcome.report.denials.iter().map(|d| d.to_string()).collect();
+    (outcome.result.unwrap_or_else(|e: ToolError| panic!("{e:?}")), accepted, denials, port)
+}
+
+fn allow(entries: &[String]) -> Network {
+    Network::Allow(Allowlist { entries: entries.iter().map(|e| AllowEntry::parse(e).unwrap()).collect(), listen: false })
+}
+
+#[test]
+fn an_allowed_address_and_port_connect() {
+    let (output, accepted, denials, port) = probe_network(|port| allow(&[format!("127.0.0.1:{port}")]));
+    assert!(output.contains("connect: CONNECTED"), "{output}");
+    assert!(accepted);
+    // `localhost` is not listed (only the address is), so it is not even looked up.
+    assert!(output.contains("lookup localhost: refused"), "{output}");
+    assert_eq!(denials, [format!("Cannot connect to 'localhost': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{port}")]);
+}
+
+#[test]
+fn a_listed_name_connects_to_the_address_it_resolved_to() {
+    let (output, accepted, denials, _) = probe_network(|port| allow(&[format!("localhost:{port}")]));
+    assert!(output.contains("lookup localhost: RESOLVED") && output.contains("connect: CONNECTED"), "{output}");
+    assert!(accepted);
+    assert_eq!(denials, Vec::<String>::new());
+}
+
+#[test]
+fn the_same_address_on_another_port_is_refused_with_the_list() {
+    let (output, accepted, denials, port) = probe_network(|port| allow(&[format!("127.0.0.1:{}", port + 1)]));
+    assert!(!accepted, "{output}");
+    assert!(output.contains("connect: refused") || output.contains("connect: failed"), "{output}");
+    assert_eq!(
+        denials.last().unwrap(),
+        &format!("Cannot connect to '127.0.0.1:{port}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{}", port + 1)
+    );
+}
+
+#[test]
+fn an_empty_allowlist_refuses_lookups_and_connections() {
+    let (output, accepted, denials, _) = probe_network(|_| allow(&[]));
+    assert!(!accepted);
+    assert!(output.contains("lookup localhost: refused") && !output.contains("CONNECTED"), "{output}");
+    assert_eq!(denials[0], "Cannot connect to 'localhost': host not in the network allowlist.\nAllowed hosts: none");
+    assert!(denials[1].ends_with("': host not in the network allowlist.\nAllowed hosts: none"), "{denials:?}");
 }
 
 #[test]
 fn sockets_and_name_lookups_are_refused_without_network() {
-    let (output, accepted) = probe_network(false);
+    let (output, accepted, _, _) = probe_network(|_| Network::Off);
     assert!(!accepted, "the listener accepted a connection:\n{output}");
     assert!(output.contains("lookup localhost: refused"), "{output}");
     assert!(!output.contains("CONNECTED") && !output.contains("RESOLVED"), "{output}");
@@ -217,7 +264,7 @@ fn sockets_and_name_lookups_are_refused_without_network() {
 #[test]
 fn the_network_probe_connects_when_the_policy_allows_it() {
     // The control for the test above: the same guest does reach the listener.
-    let (output, accepted) = probe_network(true);
+    let (output, accepted, _, _) = probe_network(|_| Network::Full);
     assert!(output.contains("connect: CONNECTED"), "{output}");
     assert!(accepted);
 }

@@ -75,7 +75,7 @@ impl Tree {
         RunConfig {
             preopens,
             lists,
-            network: policy.network,
+            network: policy.network.clone(),
             env: policy.env.clone(),
             limits: RunLimits::resolve(policy.limits, false),
             ..RunConfig::default()
