@@ -14,7 +14,7 @@ fn plan(network: bool, read_all: bool) -> ExecPlan {
         read_all,
         protected: vec!["/Users/dev/project/.git/hooks".into(), "/Users/dev/project/.vscode".into()],
         denied: vec!["/Users/dev/project/.env".into()],
-        network,
+        network: if network { warden_policy::Network::Full } else { warden_policy::Network::Off },
         allow_unix_sockets: false,
         max_output_bytes: 1 << 20,
         default_cwd: "/Users/dev/project".into(),
