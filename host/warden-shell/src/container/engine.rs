@@ -139,6 +139,9 @@ fn start_service(socket: &Path) -> Result<(), String> {
     command
         .args(["system", "service", &format!("--time={SERVICE_IDLE_S}")])
         .arg(format!("unix://{}", socket.display()))
+        // The service outlives this process, and its conmons inherit its working
+        // folder: one that is removed later (a temporary folder) fails every start.
+        .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
