@@ -23,10 +23,18 @@ static void lookup(buf_t *out, wasi_sockets_network_borrow_network_t net, const 
         return;
     }
     wasi_sockets_ip_name_lookup_option_ip_address_t addr;
-    for (int tries = 0; tries < 1000; tries++) {
-        if (!wasi_sockets_ip_name_lookup_method_resolve_address_stream_resolve_next_address(
-                wasi_sockets_ip_name_lookup_borrow_resolve_address_stream(stream), &addr, &err)) {
-            if (err == WASI_SOCKETS_NETWORK_ERROR_CODE_WOULD_BLOCK) continue;
+    wasi_sockets_ip_name_lookup_borrow_resolve_address_stream_t borrowed =
+        wasi_sockets_ip_name_lookup_borrow_resolve_address_stream(stream);
+    for (int tries = 0; tries < 100; tries++) {
+        if (!wasi_sockets_ip_name_lookup_method_resolve_address_stream_resolve_next_address(borrowed, &addr, &err)) {
+            if (err == WASI_SOCKETS_NETWORK_ERROR_CODE_WOULD_BLOCK) {
+                /* Wait for the answer instead of spinning: a loaded host answers late. */
+                wasi_io_poll_own_pollable_t ready =
+                    wasi_sockets_ip_name_lookup_method_resolve_address_stream_subscribe(borrowed);
+                wasi_io_poll_method_pollable_block(wasi_io_poll_borrow_pollable(ready));
+                wasi_io_poll_pollable_drop_own(ready);
+                continue;
+            }
             buf_printf(out, "lookup %s: failed (error %d)\n", name, err);
             return;
         }
