@@ -54,6 +54,24 @@ step exec --sandbox "demo-$$" --timeout 1s -- sh -c 'sleep 60 & sleep 60'
 step exec --sandbox "demo-$$" -- sh -c 'cat /tmp/state; ps -o pid,args'
 step sandbox stop "demo-$$"
 
+# Network by allowlist: a server on a loopback port, reached by name through the proxy;
+# another port refused; a command that bypasses the proxy has no route; a component's socket.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+net="$scratch/example/network.yaml"
+sed -i "s/8642/$port/" "$net"
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$scratch/example/pipeline" >/dev/null 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$scratch"' EXIT
+python3 -c "import socket, time
+for _ in range(100):
+    try: socket.create_connection(('127.0.0.1', $port)).close(); break
+    except OSError: time.sleep(0.05)"
+step check "$net"
+step exec --policy "$net" -- sh -c "curl -sS http://localhost:$port/status.md"
+step exec --policy "$net" -- sh -c "curl -sS -f http://localhost:$((port + 1))/status.md"
+step exec --policy "$net" -- sh -c "curl -sS --noproxy '*' http://localhost:$port/status.md"
+step call --stats --policy "$net" "$guests/hostile/net.wasm" probe --input "{\"port\":$((port + 1))}"
+
 step check "$policy"
 step fs --policy "$policy" list
 step fs --policy "$policy" read /portfolio/reports/q3.md
