@@ -160,3 +160,33 @@ fn a_worker_cannot_widen_the_programs_list() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("workers.w.network: SandboxPermissionEscalationError: cannot grant network access to '127.0.0.1:81'"), "{stderr}");
 }
+
+#[test]
+fn a_worker_runs_under_its_own_narrower_list() {
+    let f = Fixture::new();
+    let port = server("program");
+    f.file(
+        "policy.yaml",
+        &format!(
+            "version: 1\nsandbox:\n  paths:\n    portfolio: {{ root: ./portfolio, mode: rw }}\n  network: {{ allow: [\"127.0.0.1:{port}\"] }}\n  shell: {{}}\n\
+             workers:\n  offline: {{ inherit: true, network: {{ allow: [] }} }}\n"
+        ),
+    );
+    let run = |worker: &[&str]| {
+        let mut args = vec!["exec", "--policy", f.path("policy.yaml").to_str().unwrap().to_owned().leak()];
+        args.extend_from_slice(worker);
+        let script = format!("curl -sS -f http://127.0.0.1:{port}/");
+        args.extend(["--", "/bin/sh", "-c", script.leak()]);
+        Command::new(env!("CARGO_BIN_EXE_warden")).args(&args).output().unwrap()
+    };
+    let program = run(&[]);
+    assert_eq!(String::from_utf8_lossy(&program.stdout), "program");
+    let worker = run(&["--worker", "offline"]);
+    assert_eq!(worker.status.code(), Some(22));
+    assert!(
+        String::from_utf8_lossy(&worker.stderr)
+            .contains(&format!("Note: Cannot connect to '127.0.0.1:{port}': host not in the network allowlist.\nAllowed hosts: none\n")),
+        "{}",
+        String::from_utf8_lossy(&worker.stderr)
+    );
+}
