@@ -87,3 +87,28 @@ fn http_connect_and_absolute_form_pass_only_to_the_list() {
     assert!(reply.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{reply}");
     assert_eq!(proxy.finish().len(), 2);
 }
+
+#[test]
+fn finishing_ends_tunnels_to_an_idle_server() {
+    // A server that accepts and then says nothing, ever.
+    let idle = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = idle.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || idle.accept().map(|(conn, _)| conn));
+    let network = Network::Allow(Allowlist { entries: vec![AllowEntry::parse(&format!("127.0.0.1:{port}")).unwrap()], listen: false });
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    let proxy = Proxy::start(network, move || Ok(Some(listener)));
+    let mut client = TcpStream::connect(("127.0.0.1", proxy_port)).unwrap();
+    client.write_all(format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n").as_bytes()).unwrap();
+    let mut reply = [0u8; 39];
+    client.read_exact(&mut reply).unwrap();
+    let mut server_side = held.join().unwrap().unwrap();
+    // Without the fix these reads would wait forever: fail instead.
+    for socket in [&server_side, &client] {
+        socket.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+    }
+    proxy.finish();
+    // The proxy let go of both ends: the server sees its client leave, and so does the client.
+    assert_eq!(server_side.read(&mut [0u8; 1]).unwrap(), 0);
+    assert_eq!(client.read(&mut [0u8; 1]).unwrap(), 0);
+}

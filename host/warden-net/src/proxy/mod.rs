@@ -7,6 +7,7 @@ mod http;
 mod socks;
 mod splice;
 
+use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,16 +29,29 @@ pub struct Proxy {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Connections served at once; more are closed at once (a command cannot
+/// make Warden spawn threads without end).
+const MAX_CONNECTIONS: usize = 256;
+
 struct Shared {
     network: Network,
     refusals: Mutex<Vec<NetRefusal>>,
     stop: AtomicBool,
+    /// The sockets of each connection being served (the client's, then the
+    /// server's): shut down at the end, so that no thread waits on an idle
+    /// server after the command.
+    live: Mutex<HashMap<u64, Vec<TcpStream>>>,
 }
 
 impl Proxy {
     /// Serves the listener that `listener` yields (it may wait, e.g. for the bridge).
     pub fn start(network: Network, listener: impl FnOnce() -> io::Result<Option<TcpListener>> + Send + 'static) -> Proxy {
-        let shared = Arc::new(Shared { network, refusals: Mutex::new(Vec::new()), stop: AtomicBool::new(false) });
+        let shared = Arc::new(Shared {
+            network,
+            refusals: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            live: Mutex::new(HashMap::new()),
+        });
         let slot = Arc::new(Mutex::new(None));
         let (thread_shared, thread_slot) = (shared.clone(), slot.clone());
         let thread = std::thread::Builder::new()
@@ -75,6 +89,9 @@ impl Proxy {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        for socket in self.shared.live.lock().unwrap().values().flatten() {
+            close(socket);
+        }
     }
 }
 
@@ -85,7 +102,7 @@ impl Drop for Proxy {
 }
 
 fn serve(shared: &Arc<Shared>, listener: &TcpListener) {
-    loop {
+    for number in 0u64.. {
         let accepted = listener.accept();
         if shared.stop.load(Ordering::SeqCst) {
             return;
@@ -94,15 +111,27 @@ fn serve(shared: &Arc<Shared>, listener: &TcpListener) {
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
+        {
+            let mut live = shared.live.lock().unwrap();
+            let Ok(copy) = client.try_clone() else { continue };
+            if live.len() >= MAX_CONNECTIONS {
+                close(&client);
+                continue;
+            }
+            live.insert(number, vec![copy]);
+        }
         let shared = shared.clone();
         let _ = std::thread::Builder::new().name("warden-proxy-conn".into()).spawn(move || {
             let _ = client.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-            let _ = handle(&shared, client);
+            let _ = handle(&shared, number, client);
+            for socket in shared.live.lock().unwrap().remove(&number).into_iter().flatten() {
+                close(&socket);
+            }
         });
     }
 }
 
-fn handle(shared: &Shared, client: TcpStream) -> io::Result<()> {
+fn handle(shared: &Shared, number: u64, client: TcpStream) -> io::Result<()> {
     let mut first = [0u8; 1];
     if client.peek(&mut first)? == 0 {
         return Ok(());
@@ -113,6 +142,9 @@ fn handle(shared: &Shared, client: TcpStream) -> io::Result<()> {
         http::handshake(shared, client)?
     };
     let Some(upstream) = upstream else { return Ok(()) };
+    if let Some(sockets) = shared.live.lock().unwrap().get_mut(&number) {
+        sockets.push(upstream.try_clone()?);
+    }
     client.set_read_timeout(None)?;
     splice::both_ways(client, upstream, &early)
 }
