@@ -57,7 +57,7 @@ impl DenialLog {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(denial);
     }
 
-    fn snapshot(&self) -> Vec<Denial> {
+    pub(crate) fn snapshot(&self) -> Vec<Denial> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }

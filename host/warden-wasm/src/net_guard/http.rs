@@ -101,3 +101,89 @@ async fn tls_over(tcp: tokio::net::TcpStream, host: &Host) -> Result<tokio_rustl
     };
     tokio_rustls::TlsConnector::from(Arc::new(config)).connect(name, tcp).await.map_err(Error::Tls)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::pin::Pin;
+
+    use http_body_util::{BodyExt, Empty};
+    use warden_policy::{AllowEntry, Allowlist, Network};
+    use wasmtime_wasi_http::{Error, WasiHttpHooks};
+
+    use super::HttpHooks;
+    use crate::fs_guard::DenialLog;
+    use crate::net_guard::NetGuard;
+
+    const BODY: usize = 1 << 20;
+
+    /// A server answering every request with 1 MiB; its port.
+    fn server() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let _ = conn.read(&mut [0u8; 4096]);
+                let _ = write!(conn, "HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\nConnection: close\r\n\r\n");
+                let _ = conn.write_all(&vec![b'x'; BODY]);
+            }
+        });
+        port
+    }
+
+    fn get(network: Network, url: &str) -> (Result<(u16, usize), Error>, Vec<String>) {
+        let denials = DenialLog::default();
+        let mut hooks = HttpHooks { guard: NetGuard::new(network, denials.clone()) };
+        let request = http::Request::get(url).body(Empty::new().map_err(|never| match never {}).boxed_unsync()).unwrap();
+        let sent: Pin<Box<_>> = Box::into_pin(hooks.send_request(request, None, Box::new(async { Ok(()) })));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let result = runtime.block_on(async {
+            let (response, _io) = sent.await?;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await?.to_bytes();
+            Ok((status, body.len()))
+        });
+        (result, denials.snapshot().iter().map(|d| d.to_string()).collect())
+    }
+
+    fn allow(entry: &str) -> Network {
+        Network::Allow(Allowlist { entries: vec![AllowEntry::parse(entry).unwrap()], listen: false })
+    }
+
+    #[test]
+    fn an_allowed_authority_is_fetched_whole() {
+        let port = server();
+        let (result, denials) = get(allow(&format!("127.0.0.1:{port}")), &format!("http://127.0.0.1:{port}/big"));
+        assert_eq!(result.unwrap(), (200, BODY));
+        assert!(denials.is_empty(), "{denials:?}");
+        let (result, _) = get(allow(&format!("localhost:{port}")), &format!("http://localhost:{port}/big"));
+        assert_eq!(result.unwrap(), (200, BODY));
+    }
+
+    #[test]
+    fn another_port_host_or_a_disabled_network_is_denied_before_connecting() {
+        let port = server();
+        let (result, denials) = get(allow(&format!("127.0.0.1:{port}")), &format!("http://127.0.0.1:{}/", port + 1));
+        assert!(matches!(result, Err(Error::HttpRequestDenied)), "{result:?}");
+        assert_eq!(
+            denials,
+            [format!("Cannot connect to '127.0.0.1:{}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{port}", port + 1)]
+        );
+        let (result, denials) = get(allow(&format!("127.0.0.1:{port}")), "https://evil.example/");
+        assert!(matches!(result, Err(Error::HttpRequestDenied)));
+        assert_eq!(denials[0], format!("Cannot connect to 'evil.example:443': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{port}"));
+        let (result, denials) = get(Network::Off, &format!("http://127.0.0.1:{port}/"));
+        assert!(matches!(result, Err(Error::HttpRequestDenied)));
+        assert_eq!(denials, [format!("Cannot connect to '127.0.0.1:{port}': network access is disabled for this sandbox.")]);
+    }
+
+    #[test]
+    fn a_listed_name_that_resolves_to_loopback_is_denied() {
+        let port = server();
+        let name = String::from_utf8(std::process::Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_lowercase();
+        let (result, denials) = get(allow(&format!("{name}:{port}")), &format!("http://{name}:{port}/"));
+        assert!(matches!(result, Err(Error::HttpRequestDenied)), "{result:?}");
+        assert!(denials[0].starts_with(&format!("Cannot connect to '{name}:{port}': the name resolves to 127.")), "{denials:?}");
+    }
+}
