@@ -68,6 +68,8 @@ adapter_dir=$adapter_dir/artefacts
 
 mkdir -p "$out" "$gen" "$out/hostile"
 "$tools/cargo/bin/wit-bindgen" c "$repo/wit" --world tool --out-dir "$gen" 2>&1 | sed "/^Generating/d" >&2
+# The `tool-http` world (tool + wasi:http), under the same C names, so that the support headers serve both.
+"$tools/cargo/bin/wit-bindgen" c "$repo/wit" --world tool-http --rename-world tool --out-dir "$gen/http" 2>&1 | sed "/^Generating/d" >&2
 
 # A preview1 command module, wrapped as a wasi:cli/command component.
 c_command() { # SRC OUT
@@ -77,9 +79,10 @@ c_command() { # SRC OUT
 }
 
 # A component of the warden:tool world.
-c_tool() { # SRC OUT
-    zigcc -mexec-model=reactor -I "$gen" -I "$here/c/common" \
-        "$gen/tool.c" "$1" "$gen/tool_component_type.o" -o "$gen/core.wasm"
+c_tool() { # SRC OUT [BINDINGS]
+    local bindings=${3:-$gen}
+    zigcc -mexec-model=reactor -I "$bindings" -I "$here/c/common" \
+        "$bindings/tool.c" "$1" "$bindings/tool_component_type.o" -o "$gen/core.wasm"
     wasm_tools component new "$gen/core.wasm" \
         --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.reactor.wasm" -o "$2"
 }
@@ -102,6 +105,7 @@ js_tool() { # DIR OUT
 
 c_tool "$here/c/textkit/textkit.c" "$out/textkit.wasm"
 c_tool "$here/c/echo/echo.c" "$out/echo.wasm"
+c_tool "$here/c/httpget/httpget.c" "$out/httpget.wasm" "$gen/http"
 c_command "$here/c/wc/wc.c" "$out/wc.wasm"
 c_command "$here/c/readall/readall.c" "$out/readall.wasm"
 c_command "$here/c/entropy/entropy.c" "$out/entropy.wasm"

@@ -46,6 +46,7 @@ const COMMON: &[File] = &[
     repo_file!("wit/deps/cli/cli.wit", "wit/deps/cli/cli.wit"),
     repo_file!("wit/deps/clocks/clocks.wit", "wit/deps/clocks/clocks.wit"),
     repo_file!("wit/deps/filesystem/filesystem.wit", "wit/deps/filesystem/filesystem.wit"),
+    repo_file!("wit/deps/http/http.wit", "wit/deps/http/http.wit"),
     repo_file!("wit/deps/io/io.wit", "wit/deps/io/io.wit"),
     repo_file!("wit/deps/random/random.wit", "wit/deps/random/random.wit"),
     repo_file!("wit/deps/sockets/sockets.wit", "wit/deps/sockets/sockets.wit"),

@@ -1,0 +1,92 @@
+//! The `httpget` guest (C, `tool-http` world): one GET through `wasi:http`
+//! under a network allowlist, against servers the test starts on loopback.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+use common::*;
+use warden_policy::{AllowEntry, Allowlist, Network};
+use warden_wasm::{RunConfig, ToolError};
+
+const BODY: usize = 1 << 20;
+
+/// A server answering every request with 1 MiB; its port.
+fn server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let _ = conn.read(&mut [0u8; 4096]);
+            let _ = write!(conn, "HTTP/1.1 200 OK\r\nContent-Length: {BODY}\r\nConnection: close\r\n\r\n");
+            let _ = conn.write_all(&vec![b'x'; BODY]);
+        }
+    });
+    port
+}
+
+fn allow(entry: &str) -> Network {
+    Network::Allow(Allowlist { entries: vec![AllowEntry::parse(entry).unwrap()], listen: false })
+}
+
+fn get(network: Network, authority: &str) -> Result<String, ToolError> {
+    let runtime = runtime();
+    let loaded = load(&runtime, "httpget.wasm");
+    let config = RunConfig { network, ..Default::default() };
+    let input = format!("{{\"authority\":\"{authority}\",\"path\":\"/big\"}}");
+    runtime.call(&loaded, &config, "get", &input).unwrap().result
+}
+
+#[test]
+fn an_allowed_host_and_port_are_fetched_whole() {
+    let port = server();
+    let expected = format!("{{\"status\":200,\"bytes\":{BODY}}}");
+    assert_eq!(get(allow(&format!("127.0.0.1:{port}")), &format!("127.0.0.1:{port}")).unwrap(), expected);
+    assert_eq!(get(allow(&format!("localhost:{port}")), &format!("localhost:{port}")).unwrap(), expected);
+}
+
+#[test]
+fn the_same_host_on_another_port_is_denied_in_the_sandboxs_words() {
+    let port = server();
+    let denied = get(allow(&format!("127.0.0.1:{port}")), &format!("127.0.0.1:{}", port + 1)).unwrap_err();
+    assert_eq!(
+        denied,
+        ToolError::Denied(format!(
+            "Cannot connect to '127.0.0.1:{}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{port}",
+            port + 1
+        ))
+    );
+}
+
+#[test]
+fn another_host_and_a_bare_domain_are_denied_before_any_lookup() {
+    let port = server();
+    let network = || Network::Allow(Allowlist { entries: vec![AllowEntry::parse("*.example.test:80").unwrap()], listen: false });
+    let denied = get(network(), "example.test").unwrap_err();
+    assert_eq!(
+        denied,
+        ToolError::Denied("Cannot connect to 'example.test:80': host not in the network allowlist.\nAllowed hosts: *.example.test:80".into())
+    );
+    let denied = get(network(), &format!("evil.example:{port}")).unwrap_err();
+    assert!(matches!(&denied, ToolError::Denied(text) if text.starts_with(&format!("Cannot connect to 'evil.example:{port}'"))), "{denied:?}");
+}
+
+#[test]
+fn a_listed_name_that_resolves_to_loopback_is_denied() {
+    let port = server();
+    let name = String::from_utf8(std::process::Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_lowercase();
+    let denied = get(allow(&format!("{name}:{port}")), &format!("{name}:{port}")).unwrap_err();
+    assert!(
+        matches!(&denied, ToolError::Denied(text) if text.starts_with(&format!("Cannot connect to '{name}:{port}': the name resolves to 127."))
+            && text.ends_with(&format!(", a loopback address, which the network allowlist does not include.\nAllowed hosts: {name}:{port}"))),
+        "{denied:?}"
+    );
+}
+
+#[test]
+fn without_network_the_request_is_denied() {
+    let port = server();
+    let denied = get(Network::Off, &format!("127.0.0.1:{port}")).unwrap_err();
+    assert_eq!(denied, ToolError::Denied(format!("Cannot connect to '127.0.0.1:{port}': network access is disabled for this sandbox.")));
+}
