@@ -55,7 +55,7 @@ step exec --sandbox "demo-$$" -- sh -c 'cat /tmp/state; ps -o pid,args'
 step sandbox stop "demo-$$"
 
 # Network by allowlist: a server on a loopback port, reached by name through the proxy;
-# another port refused; a command that bypasses the proxy has no route; a component's socket.
+# another port refused; a command that bypasses the proxy has no route; a component's HTTP GET and socket.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 net="$scratch/example/network.yaml"
 sed -i "s/8642/$port/" "$net"
@@ -70,6 +70,8 @@ step check "$net"
 step exec --policy "$net" -- sh -c "curl -sS http://localhost:$port/status.md"
 step exec --policy "$net" -- sh -c "curl -sS -f http://localhost:$((port + 1))/status.md"
 step exec --policy "$net" -- sh -c "curl -sS --noproxy '*' http://localhost:$port/status.md"
+step call --policy "$net" "$guests/httpget.wasm" get --input "{\"authority\":\"localhost:$port\",\"path\":\"/status.md\"}"
+step call --policy "$net" "$guests/httpget.wasm" get --input "{\"authority\":\"localhost:$((port + 1))\"}"
 step call --stats --policy "$net" "$guests/hostile/net.wasm" probe --input "{\"port\":$((port + 1))}"
 
 step check "$policy"
