@@ -159,14 +159,16 @@ fn both_revisions_work_over_http() {
     let meta = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                        "io.modelcontextprotocol/clientInfo": { "name": "http-test", "version": "1" },
                        "io.modelcontextprotocol/clientCapabilities": {} });
-    let (status, _, body) = server.post(
+    let (status, headers, body) = server.post(
         &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "write_file")],
         &json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
                  "params": { "_meta": meta, "name": "write_file", "arguments": { "path": "/pipeline/x.md", "content": "x" } } })
         .to_string(),
     );
     assert_eq!(status, 200, "{body}");
-    let result = &messages(&body)[0]["result"];
+    // A reply that is one message comes as plain JSON, not as an event stream.
+    assert_eq!(header(&headers, "content-type"), Some("application/json"), "{body}");
+    let result = &serde_json::from_str::<Value>(&body).unwrap()["result"];
     assert_eq!(result["isError"], true, "{body}");
     assert_eq!(result["content"][0]["text"], "Cannot write to '/pipeline/x.md': path is read-only.\nWritable paths: /portfolio");
 }

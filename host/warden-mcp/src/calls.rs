@@ -17,6 +17,9 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 pub struct Asking {
     pub approver: Option<Box<dyn Approver>>,
     pub client: Option<String>,
+    /// The approver waits for the client's answer (`elicitation/create`),
+    /// which only the async threads can receive.
+    pub waits_for_client: bool,
 }
 
 /// What runs beside a call: a cancellation (`notifications/cancelled`, or
@@ -72,6 +75,13 @@ pub fn in_session<T>(session: &Mutex<ApprovalSession>, asking: Asking, f: impl F
 /// The client takes form elicitations (2025-11-25 capabilities).
 pub fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// Runs `work` where it costs least: a short one that cannot wait for the
+/// client right here, sparing two thread switches (most of a small call's
+/// time); anything else on the blocking pool, off the async threads.
+pub async fn run_work<T: Send + 'static>(short: bool, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ErrorData> {
+    if short { Ok(work()) } else { blocking(work).await }
 }
 
 /// Runs blocking work (the filesystem, a component) off the async threads.

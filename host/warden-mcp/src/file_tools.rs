@@ -45,6 +45,12 @@ impl FileTool {
         FileTool::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// One file, read or written whole: no walk of a tree, no copy from one
+    /// file to another.
+    pub fn is_short(self) -> bool {
+        matches!(self, FileTool::Read | FileTool::Write | FileTool::Edit | FileTool::Delete)
+    }
+
     /// The tool as `tools/list` shows it.
     pub fn definition(self) -> Tool {
         let (description, input, output): (&str, Arc<JsonObject>, Arc<JsonObject>) = match self {

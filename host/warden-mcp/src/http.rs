@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -41,10 +42,20 @@ pub async fn serve_http(server: WardenMcp, options: HttpOptions, stop: impl Futu
     }
     let listener = tokio::net::TcpListener::bind(options.addr).await.map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // A reply goes out in several small writes (head, body, end of stream); with
+    // Nagle's algorithm each waited for the client's delayed ACK, 40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY not set: {e}");
+        }
+    });
     let stopped = tokio_util::sync::CancellationToken::new();
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(own_origins(local))
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
+        // A reply that is one message goes as plain JSON; one that needs more
+        // (progress, an elicitation) as an event stream.
+        .with_json_response(true)
         .with_cancellation_token(stopped.child_token());
     if !loopback {
         // Off loopback, the token guards against DNS rebinding, not the Host header.

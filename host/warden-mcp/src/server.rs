@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{watch, Semaphore};
 use warden_fs::approval::{ApprovalSession, Approver, DenyAll};
 
-use crate::calls::{blocking, can_elicit, in_session, Asking, Watchers};
+use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, Watchers};
 use crate::catalogue::{Catalogue, Offer};
 use crate::elicit::{Deferring, Eliciting, StateSeal};
 use crate::file_tools::FileTool;
@@ -120,14 +120,16 @@ impl WardenMcp {
     fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, deferring: Option<Deferring>) -> Asking {
         let client = context.client_info().map(|info| info.name);
         if catalogue.offer.answers_in_advance {
-            return Asking { approver: None, client };
+            return Asking { approver: None, client, waits_for_client: false };
         }
-        let approver: Box<dyn Approver> = match deferring {
-            Some(deferring) => Box::new(deferring),
-            None if can_elicit(context) => Box::new(Eliciting { peer: context.peer.clone(), runtime: tokio::runtime::Handle::current() }),
-            None => Box::new(DenyAll),
+        let (approver, waits_for_client): (Box<dyn Approver>, bool) = match deferring {
+            Some(deferring) => (Box::new(deferring), false),
+            None if can_elicit(context) => {
+                (Box::new(Eliciting { peer: context.peer.clone(), runtime: tokio::runtime::Handle::current() }), true)
+            }
+            None => (Box::new(DenyAll), false),
         };
-        Asking { approver: Some(approver), client }
+        Asking { approver: Some(approver), client, waits_for_client }
     }
 
     /// Runs the tool `name`, which `catalogue` lists.
@@ -146,7 +148,8 @@ impl WardenMcp {
                 Err(message) => return Ok(refused(message)),
             };
             let session = self.session(&catalogue, catalogue.offer.worker.as_deref()).map_err(internal)?;
-            let outcome = blocking(move || {
+            let short = tool.is_short() && !asking.waits_for_client;
+            let outcome = run_work(short, move || {
                 in_session(&session, asking, |session| session.attempt(Some(tool.name()), |sandbox| tool.run(sandbox, &args)))
             })
             .await?;
@@ -235,9 +238,10 @@ impl ServerHandler for WardenMcp {
             return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
         };
         let name = tool.name.to_string();
-        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
         let seal = &self.shared.seal;
         let in_result = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        // What a sealed question is bound to; only 2026-07-28 calls ask in their result.
+        let arguments = if in_result { serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string() } else { String::new() };
         let asked = Arc::new(Mutex::new(None));
         let deferring = match (in_result, &request.request_state) {
             (false, _) => None,

@@ -2,7 +2,8 @@
 //! - round trips over stdio from a Rust client, one call at a time, each next
 //!   to the same operation through the library in-process: `read_file` of
 //!   4 KiB, the C `echo` component tool, `run_command /bin/true` (and raw bwrap
-//!   with Warden's mounts and flags);
+//!   with Warden's mounts and flags). `run_command` runs its command with
+//!   `/bin/sh -c`, so the library and raw bwrap run `/bin/sh -c /bin/true` too;
 //! - throughput over HTTP: 8 clients, each on its own keep-alive connection,
 //!   calling `echo` (stateless 2026-07-28 requests) for 5 seconds.
 //!
@@ -46,7 +47,7 @@ fn main() {
     let loaded = runtime.load_file(&echo).unwrap();
     let shell = warden_shell::ShellSandbox::new(&loaded_policy, None).unwrap();
     let shield = warden_shell::Shield::for_plan(shell.plan()).unwrap();
-    let true_argv = [OsString::from("/bin/true")];
+    let true_argv = ["/bin/sh", "-c", "/bin/true"].map(OsString::from);
     let raw = warden_shell::bwrap_args(shell.plan(), &shield, &shell.plan().default_cwd, None, None, None, &true_argv);
 
     // Over stdio.
@@ -72,7 +73,7 @@ fn main() {
         time(4, &mut || floor.round_trip());
     }
     let mut commands: Vec<(&str, Vec<Duration>)> =
-        vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv /bin/true, library", Vec::new()), ("raw bwrap", Vec::new())];
+        vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv sh -c /bin/true, library", Vec::new()), ("raw bwrap sh -c /bin/true", Vec::new())];
     for round in 0..COMMAND_ROUNDS + 10 {
         let keep = round >= 10;
         let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut commands[i].1, f);
