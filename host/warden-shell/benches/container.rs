@@ -1,8 +1,9 @@
 //! The container backend, side by side in one run (interleaved rounds):
 //! - `execute("true")` on a started container (`ShellSandbox::execute_argv`,
-//!   through podman's API);
+//!   started by the container's runner);
 //! - `podman exec CONTAINER true`, the CLI as a process, on the same container;
 //! - `execute_argv("/bin/true")` under bubblewrap (the default backend);
+//!
 //! then `start()` + `stop()`: a container made, started and removed.
 //!
 //! Goal: `execute` at most half the time of the `podman exec` CLI.

@@ -23,11 +23,15 @@ fn engine() -> String {
     std::env::var("WARDEN_TEST_ENGINE").unwrap_or_else(|_| "podman".into())
 }
 
-/// A container sandbox over the project: `proj` rw, `docs` ro, plus `extra`
-/// lines under `shell:`.
+/// A container sandbox over the project: `proj` rw, `docs` ro, a memory
+/// limit of 64 MiB, plus `extra` lines under `shell:`.
 fn sandbox(p: &Project, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox {
+    sandbox_with_memory(p, "64MiB", shell_extra, sandbox_extra)
+}
+
+fn sandbox_with_memory(p: &Project, memory: &str, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox {
     let policy = format!(
-        "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {}, memory: 64MiB }}\n{shell_extra}",
+        "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {}, memory: {memory} }}\n{shell_extra}",
         engine()
     );
     start_named(&policy, p, None)
@@ -378,7 +382,9 @@ fn a_memory_hog_is_killed_and_the_container_serves_the_next_command() {
 #[test]
 fn a_fork_bomb_stops_at_the_process_limit_and_the_container_goes_on() {
     let p = Project::new();
-    let s = sandbox(&p, "", "");
+    // Room for 512 processes' memory, so that the process limit is what stops
+    // them (under 64 MiB the kernel's OOM killer sometimes ended the shell first).
+    let s = sandbox_with_memory(&p, "512MiB", "", "");
     let r = sh_for(&s, "(i=0; while [ $i -lt 700 ]; do sleep 5 & i=$((i+1)); done) 2>/dev/null; set -- /proc/[0-9]*; echo $#", Duration::from_secs(30));
     let count: usize = r.stdout.trim().parse().unwrap_or_else(|_| panic!("{r:?}"));
     assert!(count <= 512, "{count} processes");
@@ -479,4 +485,74 @@ fn the_container_is_hardened() {
     for part in ["no-new-privileges", " 512 ", " true ", " none ", " 67108864"] {
         assert!(inspect.contains(part), "{part} missing: {inspect}");
     }
+}
+
+// ---- the runner ----
+
+/// The host folder bound at /.warden/run: where the runner's socket is.
+fn runner_socket(sandbox: &ShellSandbox) -> std::path::PathBuf {
+    let (ok, source) =
+        podman(&["inspect", &container_of(sandbox), "--format", "{{range .Mounts}}{{if eq .Destination \"/.warden/run\"}}{{.Source}}{{end}}{{end}}"]);
+    assert!(ok && !source.is_empty(), "no runner folder: {source}");
+    std::path::Path::new(&source).join("runner.sock")
+}
+
+#[test]
+fn commands_are_started_by_the_containers_runner_with_an_oom_score_of_1000() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "tr '\\0' ' ' < /proc/$PPID/cmdline; echo; cat /proc/self/oom_score_adj; cat /proc/$PPID/oom_score_adj");
+    assert_eq!(r.stdout, "/.warden/runner /.warden/run/runner.sock \n1000\n0\n", "{r:?}");
+    // Undumpable: a command of the same user cannot read its environment or take its descriptors.
+    for peek in ["cat /proc/$PPID/environ", "cat /proc/$PPID/fd/0", "cat /proc/$PPID/mem"] {
+        let r = sh(&s, peek);
+        assert_ne!(r.exit_code, 0, "{peek}: {r:?}");
+        assert!(r.stderr.contains("Permission denied"), "{peek}: {r:?}");
+    }
+}
+
+#[test]
+fn a_listener_in_the_runners_place_is_not_believed_and_the_engine_runs_the_command() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    assert_eq!(sh(&s, "echo first").stdout, "first\n");
+    // Something else listens where the runner did (a command could do the same from inside).
+    let socket = runner_socket(&s);
+    std::fs::remove_file(&socket).unwrap();
+    let impostor = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    impostor.set_nonblocking(true).unwrap();
+    // Started by the engine: its parent is outside the container.
+    let r = sh(&s, "echo second; echo $PPID");
+    assert_eq!((r.exit_code, r.stdout.as_str()), (0, "second\n0\n"), "{r:?}");
+    // The impostor was connected to, then told nothing.
+    let (mut conn, _) = impostor.accept().expect("Warden connected to the impostor");
+    conn.set_nonblocking(false).unwrap();
+    let mut got = Vec::new();
+    std::io::Read::read_to_end(&mut conn, &mut got).unwrap();
+    assert!(got.is_empty(), "the impostor was sent {} bytes", got.len());
+}
+
+#[test]
+fn the_runners_folder_goes_with_the_container() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let socket = runner_socket(&s);
+    assert!(socket.exists());
+    drop(s);
+    assert!(!socket.parent().unwrap().exists(), "{} is left", socket.display());
+}
+
+#[test]
+fn a_stopped_runner_leaves_commands_to_the_engine_and_a_silent_one_to_the_timeout() {
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    // The runner is the parent of every command it starts; a command can stop
+    // it, and then waits for its own end to be told until its time is up.
+    let r = sh_for(&s, "kill -STOP $PPID; echo stopped", Duration::from_secs(1));
+    assert_eq!((r.stdout.as_str(), r.timed_out), ("stopped\n", true), "{r:?}");
+    let r = sh(&s, "echo $PPID");
+    assert_eq!(r.stdout, "0\n", "{r:?}");
+    // A timeout still ends a command, by the engine's killer, whatever the runner does.
+    let r = sh_for(&s, "sleep 60", Duration::from_millis(500));
+    assert!(r.timed_out, "{r:?}");
 }

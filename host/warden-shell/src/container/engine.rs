@@ -157,10 +157,10 @@ fn start_service(socket: &Path) -> Result<(), String> {
     }
 }
 
-/// Warden's folder for the podman service's socket and log: made private if
+/// Warden's folder (the podman service's socket and log, the container runner): made private if
 /// new, and refused unless it is this user's own and nobody else's to write
 /// (in /tmp another user could have made it first, to plant a socket).
-fn own_folder() -> Result<PathBuf, String> {
+pub(crate) fn own_folder() -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let folder = match std::env::var_os("XDG_RUNTIME_DIR") {
         Some(dir) => PathBuf::from(dir).join("warden"),

@@ -1,5 +1,6 @@
-//! One command in a running container, through the engine's API. Killing the
-//! API client does not stop a command inside a container, so a timeout or a
+//! One command in a running container: started by the container's runner
+//! (`runner.rs`), or through the engine's API where there is none. Killing
+//! the client does not stop a command inside a container, so a timeout or a
 //! cancel kills inside: every process that carries the command's mark in its
 //! environment, until none is left. The container stays usable.
 
@@ -12,8 +13,11 @@ use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::query_parameters::RestartContainerOptions;
 use futures_util::StreamExt;
 
+use tokio::sync::mpsc;
+
 use crate::container::engine::Engine;
 use crate::container::lifecycle::{engine_error, ExecSettings};
+use crate::container::runner;
 use crate::error::ShellError;
 use crate::output::Captured;
 use crate::run::Ended;
@@ -25,21 +29,29 @@ const MARK: &str = "WARDEN_EXEC";
 /// a pass finds none (a process may fork while a pass runs): every process
 /// that carries the command's mark (`$1`) in its environment, and every orphan
 /// (a child of the container's init) that started since the command (`$2`,
-/// clock ticks since boot) unless it carries the mark of another command that
-/// is still running. An orphan with no mark, a made-up mark or an environment
+/// clock ticks since boot; in the command's own tick, from its first PID `$3`
+/// on, when the runner said it) unless it carries the mark of another command
+/// that is still running. An orphan with no mark, a made-up mark or an environment
 /// that cannot be read (a process that made itself undumpable) is killed: it
-/// is one that tried to slip away. Spared: init, the keep-alive (init's first
-/// child, which no command can precede) and this script.
-const KILLER: &str = r#"mark="WARDEN_EXEC=$1"; since=$2; me=$$
+/// is one that tried to slip away. Spared: init, the runner (init's child
+/// that started first, which no command can precede) and this script.
+const KILLER: &str = r#"mark="WARDEN_EXEC=$1"; since=$2; first=$3; me=$$
 field() { stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- ${stat##*\)}; state=$1; ppid=$2; start=${20}; }
 marks() { tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | grep '^WARDEN_EXEC='; }
-keep=; live=" "
+keep=; kept=
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   field "$p" || continue
-  if [ "$ppid" = 1 ] && { [ -z "$keep" ] || [ "$p" -lt "$keep" ]; }; then keep=$p; fi
-  # The first process of each running command (its parent is outside the container).
-  if [ "$ppid" = 0 ] && [ "$p" != 1 ] && [ "$p" != "$me" ]; then live="$live$(marks "$p") "; fi
+  [ "$ppid" = 1 ] || continue
+  if [ -z "$keep" ] || [ "$start" -lt "$kept" ] || { [ "$start" = "$kept" ] && [ "$p" -lt "$keep" ]; }; then keep=$p; kept=$start; fi
+done
+live=" "
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  field "$p" || continue
+  # The first process of each running command: the runner's child, or one
+  # the engine started (its parent is outside the container).
+  if { [ "$ppid" = "$keep" ] || [ "$ppid" = 0 ]; } && [ "$p" != 1 ] && [ "$p" != "$me" ]; then live="$live$(marks "$p") "; fi
 done
 for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
   found=
@@ -51,7 +63,7 @@ for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
     m=$(marks "$p")
     if [ "$m" = "$mark" ]; then
       kill -9 "$p" 2>/dev/null; found=1
-    elif [ "$ppid" = 1 ] && [ "$start" -ge "$since" ]; then
+    elif [ "$ppid" = 1 ] && { [ "$start" -gt "$since" ] || { [ "$start" = "$since" ] && [ "$p" -ge "$first" ]; }; }; then
       case "$live" in *" $m "*) [ -n "$m" ] && continue;; esac
       kill -9 "$p" 2>/dev/null; found=1
     fi
@@ -64,26 +76,32 @@ exit 1"#;
 
 /// Runs the command with an OOM score of 1000, which its children inherit:
 /// when a command runs the container out of memory, the kernel kills the
-/// command, not the process that keeps the container alive.
+/// command, not the process that keeps the container alive. (The runner sets
+/// it itself; this is for commands the engine starts.)
 const PREFERRED_BY_OOM: &str = r#"{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@""#;
 
-pub async fn execute(
-    engine: &Engine,
-    container: &str,
-    settings: &ExecSettings,
-    argv: &[OsString],
-    cwd: &str,
-    timeout: Duration,
-    cancel: Option<&AtomicBool>,
-) -> Result<Ended, ShellError> {
-    let mut wrapped: Vec<OsString> = ["/bin/sh", "-c", PREFERRED_BY_OOM, "sh"].iter().map(OsString::from).collect();
-    wrapped.extend(argv.iter().cloned());
-    execute_as_is(engine, container, settings, &wrapped, cwd, timeout, cancel).await
+/// What a started command sends while it runs.
+pub enum Event {
+    /// Its first process, by PID inside the container (the runner says so).
+    Started(u32),
+    Out(Vec<u8>),
+    Err(Vec<u8>),
+    /// Its output is closed and it has exited, with this code.
+    Exited(i32),
+    Failed(ShellError),
 }
 
-async fn execute_as_is(
-    engine: &Engine,
-    container: &str,
+/// The container a command runs in, and how to start one there.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub engine: &'a Engine,
+    pub container: &'a str,
+    /// How to reach the container's runner, when it has one.
+    pub runner: Option<&'a runner::Link>,
+}
+
+pub async fn execute(
+    target: &Target<'_>,
     settings: &ExecSettings,
     argv: &[OsString],
     cwd: &str,
@@ -92,13 +110,121 @@ async fn execute_as_is(
 ) -> Result<Ended, ShellError> {
     let mark = fresh_mark();
     let since = ticks_since_boot();
-    let mut env: Vec<String> = settings.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    env.push(format!("{MARK}={mark}"));
-    let cmd: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut run = Run::start(target, settings, argv, cwd, Some(&mark)).await?;
+    let ending = run.until_end(timeout, cancel).await;
+    let exit_code = match ending {
+        Ending::Exited(code) => code,
+        Ending::Failed(e) => {
+            // Nothing of it may go on running, whatever went wrong.
+            let _ = kill_marked(target, settings, &mark, since, run.first).await;
+            return Err(e);
+        }
+        Ending::TimedOut | Ending::Cancelled => {
+            let note = kill_marked(target, settings, &mark, since, run.first).await?;
+            // What the command wrote before it died.
+            let _ = tokio::time::timeout(Duration::from_secs(2), run.until_end(Duration::MAX, None)).await;
+            if let Some(note) = note {
+                run.stderr.bytes.extend_from_slice(note.as_bytes());
+            }
+            if matches!(ending, Ending::TimedOut) { crate::run::TIMED_OUT } else { crate::run::CANCELLED }
+        }
+    };
+    Ok(Ended {
+        stdout: run.stdout.finish(run.cap),
+        stderr: run.stderr.finish(run.cap),
+        exit_code,
+        timed_out: matches!(ending, Ending::TimedOut),
+        cancelled: matches!(ending, Ending::Cancelled),
+    })
+}
+
+#[derive(Debug)]
+enum Ending {
+    Exited(i32),
+    TimedOut,
+    Cancelled,
+    Failed(ShellError),
+}
+
+/// One started command and what it wrote so far.
+struct Run {
+    events: Events,
+    /// Its first process, when known: see [`kill_marked`].
+    first: Option<u32>,
+    stdout: Captured,
+    stderr: Captured,
+    cap: u64,
+}
+
+impl Run {
+    /// Starts `argv`, with the variable that marks its processes if `mark`.
+    async fn start(target: &Target<'_>, settings: &ExecSettings, argv: &[OsString], cwd: &str, mark: Option<&str>) -> Result<Run, ShellError> {
+        let mut env: Vec<String> = settings.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        env.extend(mark.map(|mark| format!("{MARK}={mark}")));
+        let events = launch(target, settings, argv, env, cwd).await?;
+        Ok(Run { events, first: None, stdout: Captured::new(), stderr: Captured::new(), cap: settings.plan.max_output_bytes })
+    }
+
+    /// Takes the command's output until it ends, its time is up or `cancel` is set.
+    async fn until_end(&mut self, timeout: Duration, cancel: Option<&AtomicBool>) -> Ending {
+        let deadline = tokio::time::Instant::now().checked_add(timeout);
+        let mut poll = tokio::time::interval(Duration::from_millis(20));
+        loop {
+            tokio::select! {
+                event = self.events.next() => match event {
+                    Event::Started(pid) => self.first = Some(pid),
+                    Event::Out(chunk) => self.stdout.push(&chunk, self.cap),
+                    Event::Err(chunk) => self.stderr.push(&chunk, self.cap),
+                    Event::Exited(code) => return Ending::Exited(code),
+                    Event::Failed(e) => return Ending::Failed(e),
+                },
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(far_future)), if deadline.is_some() => return Ending::TimedOut,
+                _ = poll.tick(), if cancel.is_some() => if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) { return Ending::Cancelled },
+            }
+        }
+    }
+}
+
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(86400 * 365)
+}
+
+/// A started command's events, from a task that stops when this is dropped.
+struct Events {
+    receiver: mpsc::Receiver<Event>,
+    pump: tokio::task::JoinHandle<()>,
+}
+
+impl Events {
+    async fn next(&mut self) -> Event {
+        self.receiver.recv().await.unwrap_or_else(|| Event::Failed(ShellError::Engine("the command's output was lost".into())))
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        // A process left in the background may hold the output open for ever.
+        self.pump.abort();
+    }
+}
+
+/// Starts `argv` in the container: by its runner when it has one that
+/// answers, else through the engine's exec.
+async fn launch(target: &Target<'_>, settings: &ExecSettings, argv: &[OsString], env: Vec<String>, cwd: &str) -> Result<Events, ShellError> {
+    let (sender, receiver) = mpsc::channel(64);
+    if let Some(link) = target.runner
+        && let Some(started) = link.start(target.engine, target.container, argv, &env, cwd).await?
+    {
+        return Ok(Events { receiver, pump: tokio::spawn(started.pump(sender)) });
+    }
+    let mut wrapped: Vec<OsString> = ["/bin/sh", "-c", PREFERRED_BY_OOM, "sh"].iter().map(OsString::from).collect();
+    wrapped.extend(argv.iter().cloned());
+    let cmd: Vec<String> = wrapped.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let engine = target.engine;
     let exec = engine
         .api
         .create_exec(
-            container,
+            target.container,
             CreateExecOptions {
                 cmd: Some(cmd),
                 env: Some(env),
@@ -111,117 +237,77 @@ async fn execute_as_is(
         )
         .await
         .map_err(|e| engine_error(engine, "start the command", e))?;
-    let StartExecResults::Attached { mut output, .. } =
+    let StartExecResults::Attached { output, .. } =
         engine.api.start_exec(&exec.id, None).await.map_err(|e| engine_error(engine, "start the command", e))?
     else {
         return Err(ShellError::Engine(format!("{} started the command detached", engine.kind.name())));
     };
-    let (mut stdout, mut stderr) = (Captured::new(), Captured::new());
-    let cap = settings.plan.max_output_bytes;
-    let deadline = tokio::time::Instant::now() + timeout;
-    let stopped = |cancel: Option<&AtomicBool>| cancel.is_some_and(|c| c.load(Ordering::Relaxed));
-    let mut poll = tokio::time::interval(Duration::from_millis(20));
-    let mut ending = Ending::Running;
-    while matches!(ending, Ending::Running) {
-        tokio::select! {
-            chunk = output.next() => match chunk {
-                Some(Ok(LogOutput::StdOut { message })) => stdout.push(&message, cap),
-                Some(Ok(LogOutput::StdErr { message })) => stderr.push(&message, cap),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => ending = Ending::Failed(engine_error(engine, "read the command's output", e)),
-                // The output is closed, which does not mean the command has ended.
-                None => ending = exited(engine, &exec.id, deadline, cancel).await,
-            },
-            _ = tokio::time::sleep_until(deadline) => ending = Ending::TimedOut,
-            _ = poll.tick(), if cancel.is_some() => if stopped(cancel) { ending = Ending::Cancelled },
+    Ok(Events { receiver, pump: tokio::spawn(pump_exec(engine.clone(), exec.id, output, sender)) })
+}
+
+/// The events of a command the engine started: its output, then, once the
+/// output is closed (which does not mean the command has ended), its exit
+/// code when the engine reports one.
+async fn pump_exec(
+    engine: Engine,
+    exec: String,
+    mut output: std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>,
+    events: mpsc::Sender<Event>,
+) {
+    while let Some(chunk) = output.next().await {
+        let event = match chunk {
+            Ok(LogOutput::StdOut { message }) => Event::Out(message.to_vec()),
+            Ok(LogOutput::StdErr { message }) => Event::Err(message.to_vec()),
+            Ok(_) => continue,
+            Err(e) => Event::Failed(engine_error(&engine, "read the command's output", e)),
+        };
+        if events.send(event).await.is_err() {
+            return;
         }
     }
-    let exit_code = match ending {
-        Ending::Exited(code) => code,
-        Ending::Running => unreachable!("the loop ends with an ending"),
-        Ending::Failed(e) => {
-            // Nothing of it may go on running, whatever went wrong.
-            let _ = kill_marked(engine, container, settings, &mark, since).await;
-            return Err(e);
-        }
-        Ending::TimedOut | Ending::Cancelled => {
-            let note = kill_marked(engine, container, settings, &mark, since).await?;
-            // What the command wrote before it died.
-            let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                while let Some(Ok(chunk)) = output.next().await {
-                    match chunk {
-                        LogOutput::StdOut { message } => stdout.push(&message, cap),
-                        LogOutput::StdErr { message } => stderr.push(&message, cap),
-                        _ => {}
-                    }
-                }
-            })
-            .await;
-            if let Some(note) = note {
-                stderr.bytes.extend_from_slice(note.as_bytes());
-            }
-            if matches!(ending, Ending::TimedOut) { crate::run::TIMED_OUT } else { crate::run::CANCELLED }
-        }
-    };
-    Ok(Ended {
-        stdout: stdout.finish(cap),
-        stderr: stderr.finish(cap),
-        exit_code,
-        timed_out: matches!(ending, Ending::TimedOut),
-        cancelled: matches!(ending, Ending::Cancelled),
-    })
-}
-
-#[derive(Debug)]
-enum Ending {
-    Running,
-    Exited(i32),
-    TimedOut,
-    Cancelled,
-    Failed(ShellError),
-}
-
-/// How the command ends once its output is closed: its exit code when the
-/// engine reports it, else the time limit or a cancel.
-async fn exited(engine: &Engine, exec: &str, deadline: tokio::time::Instant, cancel: Option<&AtomicBool>) -> Ending {
     let mut wait = Duration::from_millis(1);
-    loop {
-        match engine.api.inspect_exec(exec).await {
-            Ok(inspect) if inspect.running != Some(true) => return Ending::Exited(inspect.exit_code.unwrap_or(-1) as i32),
+    let event = loop {
+        match engine.api.inspect_exec(&exec).await {
+            Ok(inspect) if inspect.running != Some(true) => break Event::Exited(inspect.exit_code.unwrap_or(-1) as i32),
             Ok(_) => {}
-            Err(e) => return Ending::Failed(engine_error(engine, "read the exit code", e)),
-        }
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Ending::Cancelled;
-        }
-        if tokio::time::Instant::now() + wait >= deadline {
-            tokio::time::sleep_until(deadline).await;
-            return Ending::TimedOut;
+            Err(e) => break Event::Failed(engine_error(&engine, "read the exit code", e)),
         }
         tokio::time::sleep(wait).await;
         wait = (wait * 2).min(Duration::from_millis(50));
-    }
+    };
+    let _ = events.send(event).await;
 }
 
-/// Kills the command inside the container. When that cannot be done (the
-/// killer cannot even start, say under a fork bomb at the process limit), the
-/// container is restarted, which ends everything in it; the note says so.
-async fn kill_marked(engine: &Engine, container: &str, settings: &ExecSettings, mark: &str, since: u64) -> Result<Option<String>, ShellError> {
-    let since = since.to_string();
-    let argv: Vec<OsString> = ["/bin/sh", "-c", KILLER, "warden-kill", mark, &since].iter().map(OsString::from).collect();
+/// Kills the command inside the container. The killer is started by the
+/// engine, never by the runner: a command may have stopped the runner. When
+/// it cannot kill (it cannot even start, say under a fork bomb at the process
+/// limit, or does not finish), the container is restarted, which ends
+/// everything in it; the note says so.
+async fn kill_marked(target: &Target<'_>, settings: &ExecSettings, mark: &str, since: u64, first: Option<u32>) -> Result<Option<String>, ShellError> {
+    let (since, first) = (since.to_string(), first.unwrap_or(0).to_string());
+    let argv: Vec<OsString> = ["/bin/sh", "-c", KILLER, "warden-kill", mark, &since, &first].iter().map(OsString::from).collect();
     let mut killer = ExecSettings { env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())], ..settings.clone() };
     killer.plan.max_output_bytes = 4096;
-    let why = match Box::pin(execute_as_is(engine, container, &killer, &argv, "/", Duration::from_secs(30), None)).await {
-        Ok(ended) if ended.exit_code == 0 => return Ok(None),
-        Ok(ended) => format!("exit code {}: {}", ended.exit_code, String::from_utf8_lossy(&ended.stderr.bytes).trim()),
+    let by_engine = Target { runner: None, ..*target };
+    let why = match Run::start(&by_engine, &killer, &argv, "/", None).await {
+        Ok(mut run) => match run.until_end(KILLER_TIME, None).await {
+            Ending::Exited(0) => return Ok(None),
+            Ending::Exited(code) => format!("exit code {code}: {}", String::from_utf8_lossy(&run.stderr.bytes).trim()),
+            Ending::TimedOut | Ending::Cancelled => format!("the killer did not finish within {} s", KILLER_TIME.as_secs()),
+            Ending::Failed(e) => e.to_string(),
+        },
         Err(e) => e.to_string(),
     };
+    let engine = target.engine;
     let options = RestartContainerOptions { t: Some(0), ..Default::default() };
-    engine.api.restart_container(container, Some(options)).await.map_err(|e| {
+    engine.api.restart_container(target.container, Some(options)).await.map_err(|e| {
         ShellError::Engine(format!("the command did not stop inside the container ({why}), and restarting the container failed: {e}"))
     })?;
     Ok(Some(format!("\n[warden: the command could not be stopped inside the container ({why}); the container was restarted]\n")))
 }
+
+/// How long the killer may take before the container is restarted instead.
+const KILLER_TIME: Duration = Duration::from_secs(30);
 
 /// Now, in the clock ticks of `/proc/<pid>/stat`'s start time: both count
 /// from boot on the kernel's boot-time clock, which the container shares.

@@ -80,7 +80,7 @@ impl Layout {
     }
 }
 
-fn bind_mount(source: &Path, target: &Path, read_only: bool) -> Mount {
+pub(crate) fn bind_mount(source: &Path, target: &Path, read_only: bool) -> Mount {
     Mount {
         target: Some(target.to_string_lossy().into_owned()),
         source: Some(source.to_string_lossy().into_owned()),

@@ -12,6 +12,7 @@ use warden_policy::{ContainerSettings, Network};
 
 use crate::container::engine::{Engine, EngineKind};
 use crate::container::layout::Layout;
+use crate::container::runner;
 use crate::error::ShellError;
 use crate::pids::MAX_PIDS;
 use crate::plan::ExecPlan;
@@ -48,6 +49,9 @@ pub struct ExecSettings {
     /// there (device, inode; a symlink's target). Filled in once it runs.
     #[serde(default)]
     pub covers: Vec<Cover>,
+    /// The host folder of the runner's socket, when the container has a runner.
+    #[serde(default)]
+    pub runner: Option<PathBuf>,
 }
 
 /// A covered path and what it was.
@@ -116,11 +120,15 @@ pub fn container_name(name: &str, owner: Owner) -> String {
 
 /// The container's settings: hardened, limited, with the layout's mounts.
 /// `config` is the digest of what they were made from (see [`config_digest`]).
+/// `runner_program`: the runner's program on the host, bound in when
+/// `exec.runner` names its socket folder.
+#[allow(clippy::too_many_arguments)]
 pub fn create_body(
     engine: EngineKind,
     settings: &ContainerSettings,
     layout: &Layout,
     exec: &ExecSettings,
+    runner_program: Option<&Path>,
     sandbox: &str,
     owner: Owner,
     config: &str,
@@ -132,8 +140,13 @@ pub fn create_body(
     for dir in &layout.hidden_dirs {
         tmpfs.insert(dir.clone(), format!("ro,nosuid,nodev,noexec,size=4k,mode=0555{no_copy}"));
     }
+    let mut mounts = layout.mounts.clone();
+    if let (Some(program), Some(sockets)) = (runner_program, &exec.runner) {
+        mounts.push(crate::container::layout::bind_mount(program, Path::new(runner::PROGRAM_INSIDE), true));
+        mounts.push(crate::container::layout::bind_mount(sockets, Path::new(runner::SOCKET_DIR_INSIDE), false));
+    }
     let host_config = HostConfig {
-        mounts: Some(layout.mounts.clone()),
+        mounts: Some(mounts),
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(vec!["no-new-privileges".into()]),
         readonly_rootfs: Some(true),
@@ -159,9 +172,12 @@ pub fn create_body(
     }
     ContainerCreateBody {
         image: Some(settings.image.clone()),
-        // PID 1 is the engine's init (--init); this only has to stay alive. Its
-        // mark tells the timeout's killer that it is no command's orphan.
-        cmd: Some(vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()]),
+        // PID 1 is the engine's init (--init); this keeps the container alive
+        // and, when it is the runner, starts the commands.
+        cmd: Some(match (runner_program, &exec.runner) {
+            (Some(_), Some(_)) => runner::command(),
+            _ => vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()],
+        }),
         env: Some(vec!["WARDEN_EXEC=container".into()]),
         user: Some(exec.user.clone()),
         working_dir: Some(exec.cwd.clone()),
@@ -178,7 +194,7 @@ pub fn create_body(
 /// from the host: those change while a container runs (the runtime leaves
 /// empty files over missing protected paths), the policy does not.
 pub fn config_digest(settings: &ContainerSettings, exec: &ExecSettings) -> String {
-    let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), ..exec.clone() };
+    let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), runner: None, ..exec.clone() };
     let text = format!("{settings:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
     blake3::hash(text.as_bytes()).to_hex().to_string()
 }
@@ -231,6 +247,9 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
         }
         if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
             crate::run::remove_placeholders(&exec.placeholders);
+            if let Some(dir) = &exec.runner {
+                runner::remove_socket_dir(dir);
+            }
         }
         removed.push(name.trim_start_matches('/').to_owned());
     }

@@ -5,6 +5,7 @@ mod engine;
 mod exec;
 mod layout;
 mod lifecycle;
+mod runner;
 
 use std::ffi::OsString;
 use std::future::Future;
@@ -33,6 +34,8 @@ struct Running {
     engine: Engine,
     name: String,
     settings: ExecSettings,
+    /// Its runner, when it was made with one.
+    runner: Option<runner::Link>,
     owner: Owner,
     /// The digest of the settings it was created with.
     config: String,
@@ -84,6 +87,11 @@ impl ContainerSandbox {
                 None => break,
             }
         }
+        let program = runner::program()?;
+        let mut exec = request.exec;
+        if program.is_some() {
+            exec.runner = Some(runner::socket_dir(&name, &exec.user)?);
+        }
         let running = block_on(async {
             let engine = engine::connect(request.container.engine).await?;
             let asks_limits = request.container.memory_bytes.is_some() || request.container.nano_cpus.is_some();
@@ -95,8 +103,9 @@ impl ContainerSandbox {
                 eprintln!("warden: warning: {why}");
             }
             lifecycle::remove_stale(&engine).await?;
-            let body = lifecycle::create_body(engine.kind, request.container, request.layout, &request.exec, request.name, request.owner, &config);
-            let mut settings = request.exec;
+            let body =
+                lifecycle::create_body(engine.kind, request.container, request.layout, &exec, program.as_deref(), request.name, request.owner, &config);
+            let mut settings = exec;
             match lifecycle::existing(&engine, &name).await? {
                 // Its own settings: what its shield covered when it started.
                 Some(old) if old.running && old.config.as_ref() == Some(&config) => settings = old.exec.unwrap_or(settings),
@@ -112,7 +121,8 @@ impl ContainerSandbox {
                 }
                 None => lifecycle::create(&engine, &name, body).await?,
             }
-            Ok(Running { engine, name: name.clone(), settings, owner: request.owner, config, removed: AtomicBool::new(false) })
+            let runner = settings.runner.clone().map(runner::Link::new);
+            Ok(Running { engine, name: name.clone(), settings, runner, owner: request.owner, config, removed: AtomicBool::new(false) })
         })?;
         let running = Arc::new(running);
         live.insert(name, Arc::downgrade(&running));
@@ -141,6 +151,7 @@ impl ContainerSandbox {
                         let running = Running {
                             engine,
                             name: container,
+                            runner: settings.runner.clone().map(runner::Link::new),
                             settings,
                             owner: Owner::Kept,
                             config: found.config.unwrap_or_default(),
@@ -175,7 +186,8 @@ impl ContainerSandbox {
         let r = &self.running;
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
-        let ended = block_on(exec::execute(&r.engine, &r.name, &r.settings, argv, cwd, timeout, cancel))?;
+        let target = exec::Target { engine: &r.engine, container: &r.name, runner: r.runner.as_ref() };
+        let ended = block_on(exec::execute(&target, &r.settings, argv, cwd, timeout, cancel))?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused: Vec::new() };
         Ok(ended.into_result(timeout, &walls, &[], true))
     }
@@ -220,6 +232,9 @@ impl Running {
             block_on(lifecycle::remove(&self.engine, &self.name))
         };
         crate::run::remove_placeholders(&self.settings.placeholders);
+        if let Some(dir) = &self.settings.runner {
+            runner::remove_socket_dir(dir);
+        }
         result
     }
 }

@@ -1,0 +1,291 @@
+//! warden-runner: the process that keeps a Warden container alive and starts
+//! its commands, so that a command costs a fork and an exec instead of a trip
+//! through the engine (`podman exec` takes 80 to 200 ms, this a few).
+//!
+//! Built by warden-shell's build script as one static program with std alone
+//! (it runs in any image, whatever its libc), bound read-only into the
+//! container and started as its main process, under the engine's init. It
+//! runs as the commands' user, with their limits, inside the same walls: it
+//! can start nothing a command could not start itself.
+//!
+//! `warden-runner SOCKET` listens on SOCKET, a folder bound from the host.
+//! Each connection asks for one command: a length (u32, little-endian), then
+//! NUL-terminated fields `warden-run-1`, the working folder, the argument
+//! count, the arguments, the variable count, the `NAME=value` variables; the
+//! first message carries the command's stdout and stderr as SCM_RIGHTS. The
+//! runner answers `pid N` once the command has started, then, once it ends,
+//! `exit N` or `signal N`; or `error WHY` when it cannot start it.
+//!
+//! Warden trusts an answer only from this process: it checks that the peer
+//! of its connection is the child of the container's init that started
+//! first, which no command can become while the runner lives; and the
+//! container ends when it dies. The runner makes itself undumpable, so that a command of the
+//! same user cannot trace it or take its descriptors through /proc.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, Stdio};
+
+const MAGIC: &[u8] = b"warden-run-1";
+const MAX_REQUEST: usize = 4 << 20;
+
+mod sys {
+    use std::ffi::{c_char, c_int, c_ulong, c_void};
+
+    pub const PR_SET_DUMPABLE: c_int = 4;
+    pub const SOL_SOCKET: c_int = 1;
+    pub const SCM_RIGHTS: c_int = 1;
+    pub const MSG_CTRUNC: c_int = 0x8;
+    pub const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
+    pub const O_WRONLY: c_int = 1;
+    pub const O_CLOEXEC: c_int = 0o2_000_000;
+
+    #[repr(C)]
+    pub struct IoVec {
+        pub base: *mut c_void,
+        pub len: usize,
+    }
+
+    #[repr(C)]
+    pub struct MsgHdr {
+        pub name: *mut c_void,
+        pub name_len: u32,
+        pub iov: *mut IoVec,
+        pub iov_len: usize,
+        pub control: *mut c_void,
+        pub control_len: usize,
+        pub flags: c_int,
+    }
+
+    #[repr(C)]
+    pub struct CmsgHdr {
+        pub len: usize,
+        pub level: c_int,
+        pub kind: c_int,
+    }
+
+    unsafe extern "C" {
+        pub fn prctl(option: c_int, arg2: c_ulong, arg3: c_ulong, arg4: c_ulong, arg5: c_ulong) -> c_int;
+        pub fn recvmsg(fd: c_int, msg: *mut MsgHdr, flags: c_int) -> isize;
+        pub fn open(path: *const c_char, flags: c_int, ...) -> c_int;
+        pub fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
+        pub fn close(fd: c_int) -> c_int;
+        pub fn pause() -> c_int;
+    }
+}
+
+fn main() {
+    let Some(path) = std::env::args_os().nth(1) else {
+        eprintln!("warden-runner: usage: warden-runner SOCKET");
+        std::process::exit(2);
+    };
+    // SAFETY: plain prctl; no pointers.
+    unsafe { sys::prctl(sys::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    match listen(&path) {
+        Ok(listener) => serve(listener),
+        // The container must stay up all the same: Warden then starts
+        // commands through the engine, as it does without a runner.
+        Err(e) => eprintln!("warden-runner: cannot listen on {}: {e}", path.to_string_lossy()),
+    }
+    loop {
+        // SAFETY: waits for a signal; no arguments.
+        unsafe { sys::pause() };
+    }
+}
+
+fn listen(path: &OsStr) -> io::Result<UnixListener> {
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+fn serve(listener: UnixListener) {
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        // A thread per command, which waits for it; none when threads run out.
+        let _ = std::thread::Builder::new().stack_size(64 << 10).spawn(move || answer(conn));
+    }
+}
+
+fn answer(mut conn: UnixStream) {
+    let reply = match receive(&conn) {
+        Ok((payload, fds)) => match parse(&payload) {
+            Some(request) => run(request, fds, &mut conn),
+            None => "error malformed request\n".to_owned(),
+        },
+        Err(e) => format!("error {e}\n"),
+    };
+    let _ = conn.write_all(reply.as_bytes());
+}
+
+struct Request {
+    cwd: OsString,
+    argv: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+}
+
+fn parse(payload: &[u8]) -> Option<Request> {
+    let mut fields = payload.strip_suffix(b"\0")?.split(|&b| b == 0).map(|f| OsStr::from_bytes(f).to_owned());
+    if fields.next()?.as_bytes() != MAGIC {
+        return None;
+    }
+    let cwd = fields.next()?;
+    let take = |fields: &mut dyn Iterator<Item = OsString>| -> Option<Vec<OsString>> {
+        let count: usize = fields.next()?.to_str()?.parse().ok()?;
+        let list: Vec<OsString> = fields.take(count).collect();
+        (list.len() == count).then_some(list)
+    };
+    let argv = take(&mut fields)?;
+    let env = take(&mut fields)?;
+    if argv.is_empty() || fields.next().is_some() {
+        return None;
+    }
+    let env = env
+        .into_iter()
+        .map(|kv| {
+            let bytes = kv.as_bytes();
+            let at = bytes.iter().position(|&b| b == b'=').unwrap_or(bytes.len());
+            (OsStr::from_bytes(&bytes[..at]).to_owned(), OsStr::from_bytes(bytes.get(at + 1..).unwrap_or_default()).to_owned())
+        })
+        .collect();
+    Some(Request { cwd, argv, env })
+}
+
+/// Starts the command with `fds` (stdout, stderr), says its PID on `conn`
+/// (`pid N`), and waits for it.
+fn run(request: Request, fds: Vec<OwnedFd>, conn: &mut UnixStream) -> String {
+    let [stdout, stderr]: [OwnedFd; 2] = match fds.try_into() {
+        Ok(pair) => pair,
+        Err(_) => return "error expected two descriptors\n".to_owned(),
+    };
+    let mut report = match stderr.try_clone() {
+        Ok(fd) => std::fs::File::from(fd),
+        Err(e) => return format!("error {e}\n"),
+    };
+    let mut command = Command::new(&request.argv[0]);
+    command
+        .args(&request.argv[1..])
+        .env_clear()
+        .envs(request.env)
+        .current_dir(&request.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr));
+    // SAFETY: between fork and exec only async-signal-safe calls, no allocation.
+    unsafe { command.pre_exec(prefer_by_oom) };
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = writeln!(report, "warden: cannot run {}: {e}", request.argv[0].to_string_lossy());
+            let code = if e.kind() == io::ErrorKind::NotFound { 127 } else { 126 };
+            return format!("exit {code}\n");
+        }
+    };
+    drop(command);
+    drop(report);
+    let _ = writeln!(conn, "pid {}", child.id());
+    match child.wait() {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exit {code}\n"),
+            (None, Some(signal)) => format!("signal {signal}\n"),
+            (None, None) => "error no exit status\n".to_owned(),
+        },
+        Err(e) => format!("error {e}\n"),
+    }
+}
+
+/// An OOM score of 1000, which the command's children inherit: when a command
+/// runs the container out of memory, the kernel kills it, not the runner.
+fn prefer_by_oom() -> io::Result<()> {
+    const PATH: &[u8] = b"/proc/self/oom_score_adj\0";
+    // SAFETY: a NUL-terminated path and a buffer of the given length.
+    unsafe {
+        let fd = sys::open(PATH.as_ptr().cast(), sys::O_WRONLY | sys::O_CLOEXEC);
+        if fd >= 0 {
+            sys::write(fd, b"1000".as_ptr().cast(), 4);
+            sys::close(fd);
+        }
+    }
+    Ok(())
+}
+
+/// One request: its payload and the descriptors that came with it.
+fn receive(conn: &UnixStream) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+    use std::os::fd::AsRawFd;
+    let mut first = vec![0u8; 64 << 10];
+    let (got, fds) = recv_with_fds(conn.as_raw_fd(), &mut first)?;
+    first.truncate(got);
+    if first.len() < 4 {
+        return Err(io::Error::other("short request"));
+    }
+    let length = u32::from_le_bytes(first[..4].try_into().expect("four bytes")) as usize;
+    if length > MAX_REQUEST {
+        return Err(io::Error::other("request too long"));
+    }
+    let mut payload = first.split_off(4);
+    if payload.len() > length {
+        return Err(io::Error::other("request longer than it says"));
+    }
+    let missing = length - payload.len();
+    (&*conn).take(missing as u64).read_to_end(&mut payload)?;
+    if payload.len() != length {
+        return Err(io::Error::other("request cut short"));
+    }
+    Ok((payload, fds))
+}
+
+fn recv_with_fds(fd: RawFd, buffer: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    // Room for a few descriptors, aligned as the kernel writes them.
+    let mut control = [0u64; 8];
+    let mut iov = sys::IoVec { base: buffer.as_mut_ptr().cast(), len: buffer.len() };
+    let mut msg = sys::MsgHdr {
+        name: std::ptr::null_mut(),
+        name_len: 0,
+        iov: &mut iov,
+        iov_len: 1,
+        control: control.as_mut_ptr().cast(),
+        control_len: std::mem::size_of_val(&control),
+        flags: 0,
+    };
+    let got = loop {
+        // SAFETY: msg points at live buffers of the lengths it gives.
+        let n = unsafe { sys::recvmsg(fd, &mut msg, sys::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    let mut fds = Vec::new();
+    let header = std::mem::size_of::<sys::CmsgHdr>();
+    let base = control.as_ptr().cast::<u8>();
+    let mut at = 0;
+    while at + header <= msg.control_len {
+        // SAFETY: within the control buffer, at an 8-byte boundary the kernel wrote.
+        let cmsg = unsafe { &*base.add(at).cast::<sys::CmsgHdr>() };
+        if cmsg.len < header || at + cmsg.len > msg.control_len {
+            break;
+        }
+        if cmsg.level == sys::SOL_SOCKET && cmsg.kind == sys::SCM_RIGHTS {
+            let count = (cmsg.len - header) / std::mem::size_of::<RawFd>();
+            for i in 0..count {
+                // SAFETY: the kernel put `count` descriptors after the header, now ours.
+                let raw = unsafe { base.add(at + header + i * 4).cast::<RawFd>().read_unaligned() };
+                fds.push(unsafe { OwnedFd::from_raw_fd(raw) });
+            }
+        }
+        at += (cmsg.len + 7) & !7;
+    }
+    if msg.flags & sys::MSG_CTRUNC != 0 {
+        return Err(io::Error::other("too many descriptors"));
+    }
+    Ok((got, fds))
+}

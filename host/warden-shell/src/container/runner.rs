@@ -1,0 +1,417 @@
+//! Commands started by the runner inside the container (`runner/main.rs`):
+//! its program and socket folder on the host, the container's side of them,
+//! and one command's request, output and end.
+//!
+//! The runner listens on a socket in a folder bound from the host. Warden
+//! connects from the host and believes only a peer that is the first child
+//! of the container's init: the runner, which no command can replace while
+//! it lives (and the container ends when it dies).
+//! A command's stdout and stderr are pipes of Warden's own, handed over with
+//! the request, so the runner never copies a byte of output.
+
+use std::ffi::OsString;
+use std::io::{IoSlice, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+use crate::container::engine::Engine;
+use crate::container::exec::Event;
+use crate::container::lifecycle::engine_error;
+use crate::error::ShellError;
+
+/// Where the runner's program appears inside the container, read-only.
+pub const PROGRAM_INSIDE: &str = "/.warden/runner";
+/// Where the socket folder appears inside the container.
+pub const SOCKET_DIR_INSIDE: &str = "/.warden/run";
+const SOCKET: &str = "runner.sock";
+
+static PROGRAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/warden-runner"));
+
+/// The container's command: the runner, listening on its socket.
+pub fn command() -> Vec<String> {
+    vec![PROGRAM_INSIDE.to_owned(), format!("{SOCKET_DIR_INSIDE}/{SOCKET}")]
+}
+
+/// The runner's program on the host, written once per build into Warden's
+/// private folder; `None` where it is not built (not Linux).
+pub fn program() -> Result<Option<PathBuf>, ShellError> {
+    if PROGRAM.is_empty() {
+        return Ok(None);
+    }
+    let folder = crate::container::engine::own_folder().map_err(ShellError::Engine)?;
+    let digest = blake3::hash(PROGRAM).to_hex();
+    let path = folder.join(format!("runner-{}", &digest[..16]));
+    if std::fs::read(&path).is_ok_and(|bytes| bytes == PROGRAM) {
+        return Ok(Some(path));
+    }
+    let written = (|| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let temp = folder.join(format!(".runner-{}-{}", std::process::id(), &digest[..16]));
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o555).open(&temp)?;
+        file.write_all(PROGRAM)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, &path)
+    })();
+    written.map_err(|e| ShellError::Engine(format!("cannot write the container runner into {}: {e}", folder.display())))?;
+    Ok(Some(path))
+}
+
+/// The host folder for `container`'s runner socket, owned by the commands'
+/// user (`uid:gid`), who must be able to make the socket in it.
+pub fn socket_dir(container: &str, user: &str) -> Result<PathBuf, ShellError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let folder = crate::container::engine::own_folder().map_err(ShellError::Engine)?.join("run").join(container);
+    let made = (|| {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&folder)?;
+        let (uid, gid) = user.split_once(':').unwrap_or((user, user));
+        let id = |s: &str| s.parse::<u32>().ok();
+        if let (Some(uid), Some(gid)) = (id(uid), id(gid)) {
+            std::os::unix::fs::chown(&folder, Some(uid), Some(gid))?;
+        }
+        Ok::<(), std::io::Error>(())
+    })();
+    made.map_err(|e| ShellError::Engine(format!("cannot make the runner's folder {}: {e}", folder.display())))?;
+    Ok(folder)
+}
+
+pub fn remove_socket_dir(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Whether `pid` (in this process's PID namespace) is the runner of the
+/// container whose init is `init`: init's child that started first. Every
+/// process a command makes starts later, and one that outlives its command
+/// becomes init's child too, but never an earlier one.
+fn is_runner(pid: u32, init: u32) -> bool {
+    let Ok(children) = std::fs::read_to_string(format!("/proc/{init}/task/{init}/children")) else { return false };
+    let first = children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()).filter_map(|c| Some((start_time(c)?, c))).min();
+    first.is_some_and(|(_, child)| child == pid)
+}
+
+/// When `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd field).
+fn start_time(pid: u32) -> Option<u64> {
+    stat_field(pid, 19)?.parse().ok()
+}
+
+/// Stopped by a signal, or by a tracer.
+fn is_stopped(pid: u32) -> bool {
+    stat_field(pid, 0).is_some_and(|state| state == "T" || state == "t")
+}
+
+/// Field `n` of `/proc/PID/stat` after the command name (0: the state).
+fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].split(' ').nth(n).map(str::to_owned)
+}
+
+/// How Warden reaches one container's runner: its socket folder, and the
+/// container's init (host PID), looked up once and again after a restart.
+pub struct Link {
+    pub dir: PathBuf,
+    init: std::sync::Mutex<Option<u32>>,
+}
+
+impl Link {
+    pub fn new(dir: PathBuf) -> Link {
+        Link { dir, init: std::sync::Mutex::new(None) }
+    }
+
+    /// Starts `argv` by the runner, or says why not: `None` when there is no
+    /// runner that answers (the engine then starts it).
+    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
+        for fresh in [false, true] {
+            let init = self.init(engine, container, fresh).await?;
+            match start(&self.dir, init, argv, env, cwd)? {
+                Peer::Runner(started) => return Ok(Some(started)),
+                Peer::Absent => return Ok(None),
+                Peer::Stopped => {
+                    eprintln!("warden: warning: the container's runner is stopped (by a command?); the engine starts the command");
+                    return Ok(None);
+                }
+                // The container may have restarted under a new init.
+                Peer::Impostor => continue,
+            }
+        }
+        eprintln!(
+            "warden: warning: the peer at {} is not the container's runner (a command replaced its socket?); the engine starts the command",
+            self.dir.display()
+        );
+        Ok(None)
+    }
+
+    async fn init(&self, engine: &Engine, container: &str, fresh: bool) -> Result<u32, ShellError> {
+        if !fresh && let Some(pid) = *self.init.lock().unwrap_or_else(|p| p.into_inner()) {
+            return Ok(pid);
+        }
+        let inspect = engine.api.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
+        let pid = inspect.state.and_then(|s| s.pid).filter(|&p| p > 0).map(|p| p as u32).unwrap_or(0);
+        *self.init.lock().unwrap_or_else(|p| p.into_inner()) = Some(pid);
+        Ok(pid)
+    }
+}
+
+/// Who answered at the runner's socket.
+enum Peer {
+    Runner(Started),
+    /// Nobody: no socket, or nothing listening (a container made without a runner).
+    Absent,
+    /// Something other than the runner.
+    Impostor,
+    /// The runner, stopped (a command of the same user may send it SIGSTOP).
+    Stopped,
+}
+
+/// A command the runner started: its pipes and the connection its end comes on.
+pub struct Started {
+    conn: UnixStream,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+/// Asks the runner of the container (init `init`, socket folder `dir`) to start `argv`.
+fn start(dir: &Path, init: u32, argv: &[OsString], env: &[String], cwd: &str) -> Result<Peer, ShellError> {
+    let Ok(conn) = UnixStream::connect(dir.join(SOCKET)) else { return Ok(Peer::Absent) };
+    let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
+    let pid = peer.pid.as_raw_nonzero().get() as u32;
+    if !is_runner(pid, init) {
+        return Ok(Peer::Impostor);
+    }
+    if is_stopped(pid) {
+        return Ok(Peer::Stopped);
+    }
+    let (stdout, stderr) = send(&conn, &encode(argv, env, cwd))?;
+    Ok(Peer::Runner(Started { conn, stdout, stderr }))
+}
+
+/// Sends `request` with the write ends of two new pipes; returns their read ends.
+fn send(conn: &UnixStream, request: &[u8]) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (out_read, out_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let (err_read, err_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+    let mut ancillary = SendAncillaryBuffer::new(&mut space);
+    let fds = [out_write.as_fd(), err_write.as_fd()];
+    ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+    let sent = rustix::net::sendmsg(conn, &[IoSlice::new(request)], &mut ancillary, SendFlags::empty())?;
+    let mut conn = conn;
+    conn.write_all(&request[sent..])?;
+    Ok((out_read, err_read))
+}
+
+/// The request's bytes, as the runner reads them.
+fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Vec<u8> {
+    let mut payload = Vec::new();
+    let mut field = |bytes: &[u8]| {
+        payload.extend_from_slice(bytes);
+        payload.push(0);
+    };
+    field(b"warden-run-1");
+    field(cwd.as_bytes());
+    field(argv.len().to_string().as_bytes());
+    for arg in argv {
+        field(arg.as_bytes());
+    }
+    field(env.len().to_string().as_bytes());
+    for var in env {
+        field(var.as_bytes());
+    }
+    let mut request = (payload.len() as u32).to_le_bytes().to_vec();
+    request.extend_from_slice(&payload);
+    request
+}
+
+impl Started {
+    /// Sends the command's PID, its output, then its end, to `events` until
+    /// both pipes are closed and the runner has said how it ended.
+    pub async fn pump(self, events: mpsc::Sender<Event>) {
+        let ended = async {
+            let mut stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(self.stdout)?;
+            let mut stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(self.stderr)?;
+            self.conn.set_nonblocking(true)?;
+            let mut conn = tokio::net::UnixStream::from_std(self.conn)?;
+            let (mut out_open, mut err_open, mut conn_open) = (true, true, true);
+            let mut answer = Vec::new();
+            let (mut out_buf, mut err_buf, mut conn_buf) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10], [0u8; 256]);
+            while out_open || err_open || conn_open {
+                let event = tokio::select! {
+                    n = stdout.read(&mut out_buf), if out_open => match n? {
+                        0 => { out_open = false; continue }
+                        n => Event::Out(out_buf[..n].to_vec()),
+                    },
+                    n = stderr.read(&mut err_buf), if err_open => match n? {
+                        0 => { err_open = false; continue }
+                        n => Event::Err(err_buf[..n].to_vec()),
+                    },
+                    n = conn.read(&mut conn_buf), if conn_open => match n? {
+                        0 => { conn_open = false; continue }
+                        n => {
+                            answer.extend_from_slice(&conn_buf[..n]);
+                            match take_pid(&mut answer) {
+                                Some(pid) => Event::Started(pid),
+                                None => continue,
+                            }
+                        }
+                    },
+                };
+                if events.send(event).await.is_err() {
+                    return Ok(None);
+                }
+            }
+            Ok::<_, std::io::Error>(Some(answer))
+        };
+        let event = match ended.await {
+            Ok(None) => return,
+            Ok(Some(answer)) => ending(&String::from_utf8_lossy(&answer)),
+            Err(e) => Event::Failed(ShellError::Engine(format!("the container's runner: {e}"))),
+        };
+        let _ = events.send(event).await;
+    }
+}
+
+/// The command's PID inside the container, once the runner's first line has come; the line is taken.
+fn take_pid(answer: &mut Vec<u8>) -> Option<u32> {
+    let end = answer.iter().position(|&b| b == b'\n')?;
+    let pid = std::str::from_utf8(&answer[..end]).ok()?.strip_prefix("pid ")?.parse().ok()?;
+    answer.drain(..=end);
+    Some(pid)
+}
+
+/// The runner's answer as the command's ending; a signal as a shell reports it.
+fn ending(answer: &str) -> Event {
+    let answer = answer.trim_end();
+    let number = |s: &str| s.parse::<i32>().ok();
+    match answer.split_once(' ') {
+        Some(("exit", n)) if let Some(code) = number(n) => Event::Exited(code),
+        Some(("signal", n)) if let Some(signal) = number(n) => Event::Exited(128 + signal),
+        Some(("error", why)) => Event::Failed(ShellError::Engine(format!("the container's runner could not start the command: {why}"))),
+        // No answer: the runner is gone, and the container with it.
+        _ => Event::Failed(ShellError::Engine("the container stopped while the command ran".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_its_length_then_nul_terminated_fields() {
+        let argv = [OsString::from("sh"), OsString::from("-c"), OsString::from("true")];
+        let request = encode(&argv, &["A=1".into()], "/w");
+        let payload = nul_terminated(&["warden-run-1", "/w", "3", "sh", "-c", "true", "1", "A=1"]);
+        assert_eq!(&request[..4], (payload.len() as u32).to_le_bytes());
+        assert_eq!(&request[4..], payload);
+    }
+
+    fn nul_terminated(fields: &[&str]) -> Vec<u8> {
+        fields.iter().flat_map(|f| f.bytes().chain([0])).collect()
+    }
+
+    /// The runner's program, started on the host with a socket in `dir`.
+    fn runner_in(dir: &Path) -> (std::process::Child, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let program = dir.join("runner");
+        std::fs::write(&program, PROGRAM).unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let socket = dir.join("runner.sock");
+        let child = std::process::Command::new(&program).arg(&socket).spawn().unwrap();
+        for _ in 0..500 {
+            if UnixStream::connect(&socket).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        (child, socket)
+    }
+
+    /// Sends `request` (with two pipes when `with_pipes`); the runner's answer and the command's stdout.
+    fn ask(socket: &Path, request: &[u8], with_pipes: bool) -> (String, String) {
+        use std::io::Read;
+        let mut conn = UnixStream::connect(socket).unwrap();
+        let mut stdout = String::new();
+        if with_pipes {
+            let (out, _err) = send(&conn, request).unwrap();
+            std::fs::File::from(out).read_to_string(&mut stdout).unwrap();
+        } else {
+            let _ = conn.write_all(request);
+        }
+        conn.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        (answer, stdout)
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_runner_answers_malformed_requests_and_goes_on_serving() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path());
+        let framed = |fields: &[&str]| {
+            let payload = nul_terminated(fields);
+            [&(payload.len() as u32).to_le_bytes()[..], &payload].concat()
+        };
+        let cases: [(&[u8], bool, &str); 6] = [
+            (b"xx", false, "error short request\n"),
+            (&(5u32 << 20).to_le_bytes(), false, "error request too long\n"),
+            (&framed(&["warden-run-9", "/", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-1", "/", "999999", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-1", "/", "0", "0"]), true, "error malformed request\n"),
+            (&encode(&[OsString::from("true")], &[], "/"), false, "error expected two descriptors\n"),
+        ];
+        for (request, with_pipes, expected) in cases {
+            assert_eq!(ask(&socket, request, with_pipes).0, expected, "{request:?}");
+        }
+        let argv = ["/bin/sh", "-c", "echo \"$GREETING from $(pwd)\"; exit 4"].map(OsString::from);
+        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp"), true);
+        assert_eq!(stdout, "hello from /tmp\n");
+        assert!(answer.starts_with("pid ") && answer.ends_with("\nexit 4\n"), "{answer}");
+        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
+    #[test]
+    fn the_first_line_gives_the_pid() {
+        let mut answer = b"pid 42\nexit 0\n".to_vec();
+        assert_eq!(take_pid(&mut answer), Some(42));
+        assert_eq!(answer, b"exit 0\n");
+        let mut partial = b"pid 4".to_vec();
+        assert_eq!(take_pid(&mut partial), None);
+        assert_eq!(take_pid(&mut b"exit 1\n".to_vec()), None);
+    }
+
+    #[test]
+    fn answers_become_endings() {
+        assert!(matches!(ending("exit 3\n"), Event::Exited(3)));
+        assert!(matches!(ending("signal 9\n"), Event::Exited(137)));
+        let Event::Failed(e) = ending("error Resource temporarily unavailable\n") else { panic!() };
+        assert_eq!(e.to_string(), "the container's runner could not start the command: Resource temporarily unavailable");
+        let Event::Failed(e) = ending("") else { panic!() };
+        assert!(e.to_string().contains("the container stopped while the command ran"), "{e}");
+    }
+
+    #[test]
+    fn only_the_first_child_of_init_is_the_runner() {
+        use std::io::BufRead;
+        // A shell stands for the container's init: two children, 50 ms apart.
+        let mut init = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & echo $!; sleep 0.05; sleep 5 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(init.stdout.take().unwrap()).lines();
+        let mut pid = || lines.next().unwrap().unwrap().parse::<u32>().unwrap();
+        let (first, later) = (pid(), pid());
+        assert!(is_runner(first, init.id()));
+        assert!(!is_runner(later, init.id()));
+        assert!(!is_runner(first, std::process::id()), "not a child of this init");
+        for child in [first, later, init.id()] {
+            let _ = std::process::Command::new("kill").arg(child.to_string()).status();
+        }
+        let _ = init.wait();
+    }
+}
