@@ -296,7 +296,7 @@ fn start_container(
         placeholders: shield.placeholders.clone(),
         covers: covers(&shield)?,
         plan: plan.clone(),
-        runner: None,
+        runner: false,
     };
     let sandbox = ContainerSandbox::start(StartRequest {
         container: settings,

@@ -49,9 +49,9 @@ pub struct ExecSettings {
     /// there (device, inode; a symlink's target). Filled in once it runs.
     #[serde(default)]
     pub covers: Vec<Cover>,
-    /// The host folder of the runner's socket, when the container has a runner.
+    /// The container's main process is the runner, which starts its commands.
     #[serde(default)]
-    pub runner: Option<PathBuf>,
+    pub runner: bool,
 }
 
 /// A covered path and what it was.
@@ -120,8 +120,7 @@ pub fn container_name(name: &str, owner: Owner) -> String {
 
 /// The container's settings: hardened, limited, with the layout's mounts.
 /// `config` is the digest of what they were made from (see [`config_digest`]).
-/// `runner_program`: the runner's program on the host, bound in when
-/// `exec.runner` names its socket folder.
+/// `runner_program`: the runner's program on the host, bound in when `exec.runner`.
 #[allow(clippy::too_many_arguments)]
 pub fn create_body(
     engine: EngineKind,
@@ -141,9 +140,12 @@ pub fn create_body(
         tmpfs.insert(dir.clone(), format!("ro,nosuid,nodev,noexec,size=4k,mode=0555{no_copy}"));
     }
     let mut mounts = layout.mounts.clone();
-    if let (Some(program), Some(sockets)) = (runner_program, &exec.runner) {
+    let runner_program = runner_program.filter(|_| exec.runner);
+    if let Some(program) = runner_program {
         mounts.push(crate::container::layout::bind_mount(program, Path::new(runner::PROGRAM_INSIDE), true));
-        mounts.push(crate::container::layout::bind_mount(sockets, Path::new(runner::SOCKET_DIR_INSIDE), false));
+        // The socket's folder: inside the container, so that nothing a command
+        // writes there lands on the host.
+        tmpfs.insert(runner::SOCKET_DIR_INSIDE.to_owned(), format!("rw,nosuid,nodev,noexec,size=64k,mode=1777{no_copy}"));
     }
     let host_config = HostConfig {
         mounts: Some(mounts),
@@ -174,9 +176,9 @@ pub fn create_body(
         image: Some(settings.image.clone()),
         // PID 1 is the engine's init (--init); this keeps the container alive
         // and, when it is the runner, starts the commands.
-        cmd: Some(match (runner_program, &exec.runner) {
-            (Some(_), Some(_)) => runner::command(),
-            _ => vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()],
+        cmd: Some(match runner_program {
+            Some(_) => runner::command(),
+            None => vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()],
         }),
         env: Some(vec!["WARDEN_EXEC=container".into()]),
         user: Some(exec.user.clone()),
@@ -194,7 +196,7 @@ pub fn create_body(
 /// from the host: those change while a container runs (the runtime leaves
 /// empty files over missing protected paths), the policy does not.
 pub fn config_digest(settings: &ContainerSettings, exec: &ExecSettings) -> String {
-    let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), runner: None, ..exec.clone() };
+    let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), runner: false, ..exec.clone() };
     let text = format!("{settings:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
     blake3::hash(text.as_bytes()).to_hex().to_string()
 }
@@ -247,9 +249,6 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
         }
         if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
             crate::run::remove_placeholders(&exec.placeholders);
-            if let Some(dir) = &exec.runner {
-                runner::remove_socket_dir(dir);
-            }
         }
         removed.push(name.trim_start_matches('/').to_owned());
     }

@@ -89,9 +89,7 @@ impl ContainerSandbox {
         }
         let program = runner::program()?;
         let mut exec = request.exec;
-        if program.is_some() {
-            exec.runner = Some(runner::socket_dir(&name, &exec.user)?);
-        }
+        exec.runner = program.is_some();
         let running = block_on(async {
             let engine = engine::connect(request.container.engine).await?;
             let asks_limits = request.container.memory_bytes.is_some() || request.container.nano_cpus.is_some();
@@ -121,7 +119,7 @@ impl ContainerSandbox {
                 }
                 None => lifecycle::create(&engine, &name, body).await?,
             }
-            let runner = settings.runner.clone().map(runner::Link::new);
+            let runner = settings.runner.then(runner::Link::default);
             Ok(Running { engine, name: name.clone(), settings, runner, owner: request.owner, config, removed: AtomicBool::new(false) })
         })?;
         let running = Arc::new(running);
@@ -151,7 +149,7 @@ impl ContainerSandbox {
                         let running = Running {
                             engine,
                             name: container,
-                            runner: settings.runner.clone().map(runner::Link::new),
+                            runner: settings.runner.then(runner::Link::default),
                             settings,
                             owner: Owner::Kept,
                             config: found.config.unwrap_or_default(),
@@ -232,9 +230,6 @@ impl Running {
             block_on(lifecycle::remove(&self.engine, &self.name))
         };
         crate::run::remove_placeholders(&self.settings.placeholders);
-        if let Some(dir) = &self.settings.runner {
-            runner::remove_socket_dir(dir);
-        }
         result
     }
 }

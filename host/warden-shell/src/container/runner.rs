@@ -1,21 +1,24 @@
 //! Commands started by the runner inside the container (`runner/main.rs`):
-//! its program and socket folder on the host, the container's side of them,
-//! and one command's request, output and end.
+//! its program on the host, how Warden reaches it, and one command's request,
+//! output and end.
 //!
-//! The runner listens on a socket in a folder bound from the host. Warden
-//! connects from the host and believes only a peer that is the first child
-//! of the container's init: the runner, which no command can replace while
-//! it lives (and the container ends when it dies).
-//! A command's stdout and stderr are pipes of Warden's own, handed over with
-//! the request, so the runner never copies a byte of output.
+//! The runner listens on a socket in a small tmpfs of the container's own,
+//! so that nothing a command writes there reaches the host. Warden reaches
+//! it through the container's root as its init sees it (`/proc/PID/root`),
+//! resolved inside that root, and believes only a peer that is the first
+//! started child of the container's init: the runner, which no command can
+//! replace while it lives (and the container ends when it dies). A command's
+//! stdout and stderr are pipes of Warden's own, handed over with the request,
+//! so the runner never copies a byte of output.
 
 use std::ffi::OsString;
 use std::io::{IoSlice, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
@@ -27,7 +30,7 @@ use crate::error::ShellError;
 
 /// Where the runner's program appears inside the container, read-only.
 pub const PROGRAM_INSIDE: &str = "/.warden/runner";
-/// Where the socket folder appears inside the container.
+/// The container's own folder for the runner's socket.
 pub const SOCKET_DIR_INSIDE: &str = "/.warden/run";
 const SOCKET: &str = "runner.sock";
 
@@ -62,28 +65,6 @@ pub fn program() -> Result<Option<PathBuf>, ShellError> {
     Ok(Some(path))
 }
 
-/// The host folder for `container`'s runner socket, owned by the commands'
-/// user (`uid:gid`), who must be able to make the socket in it.
-pub fn socket_dir(container: &str, user: &str) -> Result<PathBuf, ShellError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let folder = crate::container::engine::own_folder().map_err(ShellError::Engine)?.join("run").join(container);
-    let made = (|| {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&folder)?;
-        let (uid, gid) = user.split_once(':').unwrap_or((user, user));
-        let id = |s: &str| s.parse::<u32>().ok();
-        if let (Some(uid), Some(gid)) = (id(uid), id(gid)) {
-            std::os::unix::fs::chown(&folder, Some(uid), Some(gid))?;
-        }
-        Ok::<(), std::io::Error>(())
-    })();
-    made.map_err(|e| ShellError::Engine(format!("cannot make the runner's folder {}: {e}", folder.display())))?;
-    Ok(folder)
-}
-
-pub fn remove_socket_dir(dir: &Path) {
-    let _ = std::fs::remove_dir_all(dir);
-}
-
 /// Whether `pid` (in this process's PID namespace) is the runner of the
 /// container whose init is `init`: init's child that started first. Every
 /// process a command makes starts later, and one that outlives its command
@@ -92,6 +73,12 @@ fn is_runner(pid: u32, init: u32) -> bool {
     let Ok(children) = std::fs::read_to_string(format!("/proc/{init}/task/{init}/children")) else { return false };
     let first = children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()).filter_map(|c| Some((start_time(c)?, c))).min();
     first.is_some_and(|(_, child)| child == pid)
+}
+
+/// Whether process `pid` is in the cgroup of the container with the full id `id`
+/// (`.../libpod-ID...` for podman, `.../docker/ID` or `docker-ID.scope` for docker).
+fn in_container(pid: u32, id: &str) -> bool {
+    !id.is_empty() && std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|groups| groups.contains(id))
 }
 
 /// When `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd field).
@@ -110,24 +97,20 @@ fn stat_field(pid: u32, n: usize) -> Option<String> {
     stat[stat.rfind(')')? + 2..].split(' ').nth(n).map(str::to_owned)
 }
 
-/// How Warden reaches one container's runner: its socket folder, and the
-/// container's init (host PID), looked up once and again after a restart.
+/// How Warden reaches one container's runner: the container's init (host
+/// PID) and full id, looked up once and again after a restart.
+#[derive(Default)]
 pub struct Link {
-    pub dir: PathBuf,
-    init: std::sync::Mutex<Option<u32>>,
+    init: std::sync::Mutex<Option<(u32, String)>>,
 }
 
 impl Link {
-    pub fn new(dir: PathBuf) -> Link {
-        Link { dir, init: std::sync::Mutex::new(None) }
-    }
-
     /// Starts `argv` by the runner, or says why not: `None` when there is no
     /// runner that answers (the engine then starts it).
     pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
         for fresh in [false, true] {
-            let init = self.init(engine, container, fresh).await?;
-            match start(&self.dir, init, argv, env, cwd)? {
+            let (init, id) = self.init(engine, container, fresh).await?;
+            match start(init, &id, argv, env, cwd)? {
                 Peer::Runner(started) => return Ok(Some(started)),
                 Peer::Absent => return Ok(None),
                 Peer::Stopped => {
@@ -138,28 +121,26 @@ impl Link {
                 Peer::Impostor => continue,
             }
         }
-        eprintln!(
-            "warden: warning: the peer at {} is not the container's runner (a command replaced its socket?); the engine starts the command",
-            self.dir.display()
-        );
+        eprintln!("warden: warning: what listens at the container's runner socket is not the runner (a command replaced it?); the engine starts the command");
         Ok(None)
     }
 
-    async fn init(&self, engine: &Engine, container: &str, fresh: bool) -> Result<u32, ShellError> {
-        if !fresh && let Some(pid) = *self.init.lock().unwrap_or_else(|p| p.into_inner()) {
-            return Ok(pid);
+    async fn init(&self, engine: &Engine, container: &str, fresh: bool) -> Result<(u32, String), ShellError> {
+        if !fresh && let Some(known) = self.init.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Ok(known);
         }
         let inspect = engine.api.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
         let pid = inspect.state.and_then(|s| s.pid).filter(|&p| p > 0).map(|p| p as u32).unwrap_or(0);
-        *self.init.lock().unwrap_or_else(|p| p.into_inner()) = Some(pid);
-        Ok(pid)
+        let known = (pid, inspect.id.unwrap_or_default());
+        *self.init.lock().unwrap_or_else(|p| p.into_inner()) = Some(known.clone());
+        Ok(known)
     }
 }
 
 /// Who answered at the runner's socket.
 enum Peer {
     Runner(Started),
-    /// Nobody: no socket, or nothing listening (a container made without a runner).
+    /// Nobody: no socket, nothing listening, or a container that is gone.
     Absent,
     /// Something other than the runner.
     Impostor,
@@ -174,12 +155,27 @@ pub struct Started {
     stderr: OwnedFd,
 }
 
-/// Asks the runner of the container (init `init`, socket folder `dir`) to start `argv`.
-fn start(dir: &Path, init: u32, argv: &[OsString], env: &[String], cwd: &str) -> Result<Peer, ShellError> {
-    let Ok(conn) = UnixStream::connect(dir.join(SOCKET)) else { return Ok(Peer::Absent) };
+/// The runner's socket in the container whose init is `init`, connected to.
+/// The path is resolved inside the container's root: a symlink a command
+/// put there cannot lead to a socket of the host.
+fn connect(init: u32) -> Option<UnixStream> {
+    let root = rustix::fs::open(format!("/proc/{init}/root"), OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let path = format!("{}/{SOCKET}", SOCKET_DIR_INSIDE.trim_start_matches('/'));
+    let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
+    let socket = rustix::fs::openat2(&root, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how).ok()?;
+    UnixStream::connect(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()
+}
+
+/// Asks the runner of the container (init `init`, full id `id`) to start `argv`.
+fn start(init: u32, id: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Peer, ShellError> {
+    if init == 0 || !in_container(init, id) {
+        return Ok(Peer::Absent);
+    }
+    let Some(conn) = connect(init) else { return Ok(Peer::Absent) };
     let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
     let pid = peer.pid.as_raw_nonzero().get() as u32;
-    if !is_runner(pid, init) {
+    // Checked again after the connection: init is still this container's, and the peer its runner.
+    if !is_runner(pid, init) || !in_container(init, id) {
         return Ok(Peer::Impostor);
     }
     if is_stopped(pid) {
@@ -312,7 +308,7 @@ mod tests {
     }
 
     /// The runner's program, started on the host with a socket in `dir`.
-    fn runner_in(dir: &Path) -> (std::process::Child, PathBuf) {
+    fn runner_in(dir: &std::path::Path) -> (std::process::Child, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let program = dir.join("runner");
         std::fs::write(&program, PROGRAM).unwrap();
@@ -329,7 +325,7 @@ mod tests {
     }
 
     /// Sends `request` (with two pipes when `with_pipes`); the runner's answer and the command's stdout.
-    fn ask(socket: &Path, request: &[u8], with_pipes: bool) -> (String, String) {
+    fn ask(socket: &std::path::Path, request: &[u8], with_pipes: bool) -> (String, String) {
         use std::io::Read;
         let mut conn = UnixStream::connect(socket).unwrap();
         let mut stdout = String::new();
