@@ -58,7 +58,8 @@ step sandbox stop "demo-$$"
 # another port refused; a command that bypasses the proxy has no route; a component's HTTP GET and socket.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 net="$scratch/example/network.yaml"
-sed -i "s/8642/$port/" "$net"
+net_box="$scratch/example/network-container.yaml"
+sed -i "s/8642/$port/" "$net" "$net_box"
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$scratch/example/pipeline" >/dev/null 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null; rm -rf "$scratch"' EXIT
@@ -70,6 +71,7 @@ step check "$net"
 step exec --policy "$net" -- sh -c "curl -sS http://localhost:$port/status.md"
 step exec --policy "$net" -- sh -c "curl -sS -f http://localhost:$((port + 1))/status.md"
 step exec --policy "$net" -- sh -c "curl -sS --noproxy '*' http://localhost:$port/status.md"
+step exec --policy "$net_box" -- sh -c "wget -q -O- http://localhost:$port/status.md; wget -q -O- http://localhost:$((port + 1))/status.md"
 step call --policy "$net" "$guests/httpget.wasm" get --input "{\"authority\":\"localhost:$port\",\"path\":\"/status.md\"}"
 step call --policy "$net" "$guests/httpget.wasm" get --input "{\"authority\":\"localhost:$((port + 1))\"}"
 step call --stats --policy "$net" "$guests/hostile/net.wasm" probe --input "{\"port\":$((port + 1))}"

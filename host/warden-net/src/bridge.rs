@@ -35,6 +35,12 @@ pub fn proxy_env() -> Vec<(String, String)> {
     env
 }
 
+/// Points `env` at the proxy: [`proxy_env`] in place of any proxy variables it had.
+pub fn point_at_proxy(env: &mut Vec<(String, String)>) {
+    env.retain(|(name, _)| !is_proxy_variable(name));
+    env.extend(proxy_env());
+}
+
 /// The names [`proxy_env`] sets, and the `NO_PROXY` that would bypass it.
 pub fn is_proxy_variable(name: &str) -> bool {
     ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].contains(&name.to_ascii_uppercase().as_str())

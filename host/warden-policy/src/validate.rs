@@ -83,13 +83,6 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         None => Network::Off,
         Some(spec) => network(&spec.value).map_err(|m| err(m).field("sandbox.network").at(&spec.referenced))?,
     };
-    if let (Some(spec), Some(_), Network::Allow(_)) = (&sandbox.shell, &shell.container, &network) {
-        return Err(err(
-            "a container cannot enforce a network allowlist yet: use `backend: os` (bubblewrap) with it, or `network: true` or `false`".into(),
-        )
-        .field("sandbox.shell.backend")
-        .at(&spec.referenced));
-    }
     let mut policy = Policy {
         file: file.to_owned(),
         layout,

@@ -16,6 +16,11 @@
 //! runner answers `pid N` once the command has started, then, once it ends,
 //! `exit N` or `signal N`; or `error WHY` when it cannot start it.
 //!
+//! A request `warden-listen-1`, PORT asks for a TCP socket listening on
+//! 127.0.0.1:PORT inside the container (where a network allowlist's proxy
+//! appears to commands): the runner answers one byte with the listening socket
+//! as SCM_RIGHTS, and keeps no copy. Warden serves the proxy on it from outside.
+//!
 //! Warden trusts an answer only from this process: it checks that the peer
 //! of its connection is the child of the container's init that started
 //! first, which no command can become while the runner lives; and the
@@ -31,6 +36,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 
 const MAGIC: &[u8] = b"warden-run-1";
+const LISTEN: &[u8] = b"warden-listen-1";
 const MAX_REQUEST: usize = 4 << 20;
 
 mod sys {
@@ -71,6 +77,7 @@ mod sys {
     unsafe extern "C" {
         pub fn prctl(option: c_int, arg2: c_ulong, arg3: c_ulong, arg4: c_ulong, arg5: c_ulong) -> c_int;
         pub fn recvmsg(fd: c_int, msg: *mut MsgHdr, flags: c_int) -> isize;
+        pub fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
         pub fn open(path: *const c_char, flags: c_int, ...) -> c_int;
         pub fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
         pub fn close(fd: c_int) -> c_int;
@@ -115,6 +122,13 @@ fn serve(listener: UnixListener) {
 
 fn answer(mut conn: UnixStream) {
     let reply = match receive(&conn) {
+        Ok((payload, _)) if payload.starts_with(LISTEN) => match listen_port(&payload) {
+            Some(port) => match hand_over_listener(&conn, port) {
+                Ok(()) => return,
+                Err(e) => format!("error cannot listen on 127.0.0.1:{port}: {e}\n"),
+            },
+            None => "error malformed request\n".to_owned(),
+        },
         Ok((payload, fds)) => match parse(&payload) {
             Some(request) => run(request, fds, &mut conn),
             None => "error malformed request\n".to_owned(),
@@ -122,6 +136,48 @@ fn answer(mut conn: UnixStream) {
         Err(e) => format!("error {e}\n"),
     };
     let _ = conn.write_all(reply.as_bytes());
+}
+
+/// The port of a `warden-listen-1` request.
+fn listen_port(payload: &[u8]) -> Option<u16> {
+    let mut fields = payload.strip_suffix(b"\0")?.split(|&b| b == 0);
+    (fields.next()? == LISTEN).then_some(())?;
+    let port = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
+    fields.next().is_none().then_some(port)
+}
+
+/// Listens on 127.0.0.1:`port` and sends the socket on `conn`: one byte, `L`,
+/// with the descriptor. The runner's copy closes on return.
+fn hand_over_listener(conn: &UnixStream, port: u16) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))?;
+    let header = std::mem::size_of::<sys::CmsgHdr>();
+    let mut control = [0u64; 4];
+    let space = header + 8;
+    // SAFETY: the control buffer holds a header and one descriptor, 8-aligned.
+    unsafe {
+        let cmsg = control.as_mut_ptr().cast::<sys::CmsgHdr>();
+        (*cmsg).len = header + std::mem::size_of::<RawFd>();
+        (*cmsg).level = sys::SOL_SOCKET;
+        (*cmsg).kind = sys::SCM_RIGHTS;
+        control.as_mut_ptr().cast::<u8>().add(header).cast::<RawFd>().write_unaligned(listener.as_raw_fd());
+    }
+    let mut byte = *b"L";
+    let mut iov = sys::IoVec { base: byte.as_mut_ptr().cast(), len: 1 };
+    let msg = sys::MsgHdr {
+        name: std::ptr::null_mut(),
+        name_len: 0,
+        iov: &mut iov,
+        iov_len: 1,
+        control: control.as_mut_ptr().cast(),
+        control_len: space,
+        flags: 0,
+    };
+    // SAFETY: msg points at live buffers of the lengths it gives.
+    if unsafe { sys::sendmsg(conn.as_raw_fd(), &msg, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 struct Request {

@@ -199,8 +199,7 @@ impl Inner {
         let home = cwd.to_string_lossy().into_owned();
         let mut env = crate::env::build(std::env::vars(), &self.policy_env, &home);
         if let Network::Allow(_) = self.plan.network {
-            env.retain(|(name, _)| !warden_net::bridge::is_proxy_variable(name));
-            env.extend(warden_net::bridge::proxy_env());
+            warden_net::bridge::point_at_proxy(&mut env);
         }
         let backend = self.backend.lock().unwrap().clone();
         match run(&self.job(&backend, argv, &cwd, &env, timeout, cancel))? {
@@ -286,9 +285,13 @@ fn start_container(
     let cwd = layout.inside(&plan.default_cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
     let owner = plan.binds.iter().find(|b| b.writable).or(plan.binds.first()).and_then(|b| std::fs::metadata(&b.host).ok());
     let user = owner.map(|m| format!("{}:{}", std::os::unix::fs::MetadataExt::uid(&m), std::os::unix::fs::MetadataExt::gid(&m)));
+    let mut env = crate::env::build(std::iter::empty(), &policy.env, &cwd);
+    if let Network::Allow(_) = plan.network {
+        warden_net::bridge::point_at_proxy(&mut env);
+    }
     let exec = ExecSettings {
         user: user.unwrap_or_else(|| "65534:65534".into()),
-        env: crate::env::build(std::iter::empty(), &policy.env, &cwd),
+        env,
         cwd,
         timeout: policy.limits.timeout,
         writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") },

@@ -432,6 +432,84 @@ fn there_is_no_network_unless_the_policy_allows_it() {
     assert!(listener.accept().is_err(), "a connection reached the host");
 }
 
+/// A one-line HTTP server on 127.0.0.1 of the host; its port.
+fn http_server(body: &'static str) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = std::io::Read::read(&mut conn, &mut head);
+            let _ = std::io::Write::write_all(&mut conn, format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        }
+    });
+    port
+}
+
+fn allowing(hosts: &str) -> String {
+    format!("  network: {{ allow: [{hosts}] }}\n")
+}
+
+#[test]
+fn under_an_allowlist_only_listed_pairs_are_reached_through_the_proxy() {
+    let p = Project::new();
+    let (allowed, other) = (http_server("allowed"), http_server("other"));
+    let s = sandbox(&p, "", &allowing(&format!("\"127.0.0.1:{allowed}\"")));
+    let r = sh(&s, &format!("echo $http_proxy; wget -q -O- http://127.0.0.1:{allowed}/"));
+    assert_eq!((r.exit_code, r.stdout.as_str(), r.stderr.as_str()), (0, "http://127.0.0.1:3128\nallowed", ""), "{r:?}");
+    let r = sh(&s, &format!("wget -q -O- http://127.0.0.1:{other}/"));
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    assert!(
+        r.stderr.ends_with(&format!(
+            "\nNote: Cannot connect to '127.0.0.1:{other}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{allowed}\n"
+        )),
+        "{r:?}"
+    );
+    // A refusal is noted on the command that met it, not on the next one.
+    let r = sh(&s, &format!("wget -q -O- http://127.0.0.1:{allowed}/"));
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("allowed", ""), "{r:?}");
+}
+
+#[test]
+fn under_an_allowlist_a_command_that_ignores_the_proxy_has_no_route() {
+    let p = Project::new();
+    let port = http_server("direct");
+    let s = sandbox(&p, "", &allowing(&format!("\"127.0.0.1:{port}\"")));
+    let r = sh(&s, &format!("wget -q -Y off -O- http://127.0.0.1:{port}/"));
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    assert!(
+        r.stderr.ends_with(&format!(
+            "\nNote: connections leave this sandbox only through its proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), to: 127.0.0.1:{port}\n"
+        )),
+        "{r:?}"
+    );
+    let r = sh(&s, "ip -o addr | grep -v ' lo '; echo x | nc -w 1 192.0.2.1 80");
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    assert!(r.stderr.contains("Network is unreachable"), "{r:?}");
+}
+
+#[test]
+fn under_an_allowlist_a_name_that_resolves_to_loopback_is_refused_unless_loopback_is_listed() {
+    let p = Project::new();
+    let port = http_server("loopback");
+    let name = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_lowercase();
+    let resolved: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)).unwrap().collect();
+    assert!(resolved.iter().all(|a| a.ip().is_loopback()), "this test needs the host name to resolve to loopback: {resolved:?}");
+    let s = sandbox(&p, "", &allowing(&format!("\"{name}:{port}\"")));
+    let r = sh(&s, &format!("wget -q -O- http://{name}:{port}/"));
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    let ip = resolved[0].ip();
+    assert!(
+        r.stderr.contains(&format!(
+            "Note: Cannot connect to '{name}:{port}': the name resolves to {ip}, a loopback address, which the network allowlist does not include.\nAllowed hosts: {name}:{port}\n"
+        )),
+        "{r:?}"
+    );
+    // Listed as an address too, it is reached.
+    let s = sandbox(&p, "", &allowing(&format!("\"{name}:{port}\", \"{ip}:{port}\"")));
+    assert_eq!(sh(&s, &format!("wget -q -O- http://{name}:{port}/")).stdout, "loopback");
+}
+
 // ---- the container's life ----
 
 #[test]

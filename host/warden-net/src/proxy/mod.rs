@@ -71,6 +71,12 @@ impl Proxy {
     /// Stops accepting and returns what was refused, each once, in order.
     pub fn finish(mut self) -> Vec<NetRefusal> {
         self.stop();
+        self.take_refusals()
+    }
+
+    /// What was refused since the last call, each once, in order; the proxy
+    /// goes on (one that serves a long-lived container, command after command).
+    pub fn take_refusals(&self) -> Vec<NetRefusal> {
         let mut seen = Vec::new();
         for refusal in self.shared.refusals.lock().unwrap().drain(..) {
             if !seen.contains(&refusal) {

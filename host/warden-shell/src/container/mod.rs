@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use warden_policy::{ContainerSettings, EngineChoice};
+use warden_policy::{ContainerSettings, EngineChoice, Network};
 
 pub use engine::EngineKind;
 use engine::Engine;
@@ -36,6 +36,9 @@ struct Running {
     settings: ExecSettings,
     /// Its runner, when it was made with one.
     runner: Option<runner::Link>,
+    /// Under a network allowlist: the proxy on 127.0.0.1:3128 inside, with
+    /// the container's init it was made for (a restart makes a new network).
+    proxy: Mutex<Option<(u32, warden_net::Proxy)>>,
     owner: Owner,
     /// The digest of the settings it was created with.
     config: String,
@@ -120,7 +123,16 @@ impl ContainerSandbox {
                 None => lifecycle::create(&engine, &name, body).await?,
             }
             let runner = settings.runner.then(runner::Link::default);
-            Ok(Running { engine, name: name.clone(), settings, runner, owner: request.owner, config, removed: AtomicBool::new(false) })
+            Ok(Running {
+                engine,
+                name: name.clone(),
+                settings,
+                runner,
+                proxy: Mutex::default(),
+                owner: request.owner,
+                config,
+                removed: AtomicBool::new(false),
+            })
         })?;
         let running = Arc::new(running);
         live.insert(name, Arc::downgrade(&running));
@@ -150,6 +162,7 @@ impl ContainerSandbox {
                             engine,
                             name: container,
                             runner: settings.runner.then(runner::Link::default),
+                            proxy: Mutex::default(),
                             settings,
                             owner: Owner::Kept,
                             config: found.config.unwrap_or_default(),
@@ -184,10 +197,40 @@ impl ContainerSandbox {
         let r = &self.running;
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
+        self.serve_egress()?;
         let target = exec::Target { engine: &r.engine, container: &r.name, runner: r.runner.as_ref() };
         let ended = block_on(exec::execute(&target, &r.settings, argv, cwd, timeout, cancel))?;
-        let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused: Vec::new() };
+        let refused = r.proxy.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, p)| p.take_refusals()).unwrap_or_default();
+        let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
         Ok(ended.into_result(timeout, &walls, &[], true))
+    }
+
+    /// Under a network allowlist, makes sure the proxy serves inside the
+    /// container: from the first command on, for the container's life in this
+    /// process, made again if the container restarted. Its listener on
+    /// 127.0.0.1:3128 inside comes from the runner; without a runner the
+    /// command is refused, never run with more network.
+    fn serve_egress(&self) -> Result<(), ShellError> {
+        let r = &self.running;
+        let Network::Allow(_) = &r.settings.plan.network else { return Ok(()) };
+        let unreachable = |why: &str| {
+            ShellError::Policy(format!(
+                "a network allowlist in a container is served by Warden's runner inside it, and {why}; the command was not run"
+            ))
+        };
+        let link = r.runner.as_ref().ok_or_else(|| unreachable("this container was made without one"))?;
+        let mut proxy = r.proxy.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((init, _)) = proxy.as_ref()
+            && link.init_now() == Some(*init)
+        {
+            return Ok(());
+        }
+        *proxy = None;
+        let listener = block_on(link.listen(&r.engine, &r.name, warden_net::bridge::PORT))?
+            .ok_or_else(|| unreachable("Warden cannot reach it here (a rootless engine, or a runner that a command stopped or replaced)"))?;
+        let init = link.init_now().unwrap_or(0);
+        *proxy = Some((init, warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener)))));
+        Ok(())
     }
 
     /// Runs a command as a [`crate::ShellSandbox`] of the same policy would, in

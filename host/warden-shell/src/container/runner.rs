@@ -15,6 +15,7 @@ use std::ffi::OsString;
 use std::io::{IoSlice, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 
@@ -105,24 +106,48 @@ pub struct Link {
 }
 
 impl Link {
-    /// Starts `argv` by the runner, or says why not: `None` when there is no
-    /// runner that answers (the engine then starts it).
+    /// Starts `argv` by the runner; `None` when there is no runner that
+    /// answers (the engine then starts it).
     pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
+        let Some(conn) = self.connect(engine, container).await? else { return Ok(None) };
+        let (stdout, stderr) = send(&conn, &encode(argv, env, cwd))?;
+        Ok(Some(Started { conn, stdout, stderr }))
+    }
+
+    /// A TCP socket listening on 127.0.0.1:`port` inside the container, made
+    /// by the runner; `None` when there is no runner that answers.
+    pub async fn listen(&self, engine: &Engine, container: &str, port: u16) -> Result<Option<TcpListener>, ShellError> {
+        let Some(conn) = self.connect(engine, container).await? else { return Ok(None) };
+        let payload = format!("warden-listen-1\0{port}\0").into_bytes();
+        (&conn).write_all(&[&(payload.len() as u32).to_le_bytes()[..], &payload].concat())?;
+        receive_listener(&conn, port).map(Some).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))
+    }
+
+    /// A connection to the runner, checked to be it.
+    async fn connect(&self, engine: &Engine, container: &str) -> Result<Option<UnixStream>, ShellError> {
         for fresh in [false, true] {
             let (init, id) = self.init(engine, container, fresh).await?;
-            match start(init, &id, argv, env, cwd)? {
-                Peer::Runner(started) => return Ok(Some(started)),
+            match reach(init, &id)? {
+                Peer::Runner(conn) => return Ok(Some(conn)),
                 Peer::Absent => return Ok(None),
                 Peer::Stopped => {
                     eprintln!("warden: warning: the container's runner is stopped (by a command?); the engine starts the command");
                     return Ok(None);
                 }
                 // The container may have restarted under a new init.
-                Peer::Impostor => continue,
+                Peer::Gone | Peer::Impostor if !fresh => continue,
+                Peer::Gone => return Ok(None),
+                Peer::Impostor => break,
             }
         }
         eprintln!("warden: warning: what listens at the container's runner socket is not the runner (a command replaced it?); the engine starts the command");
         Ok(None)
+    }
+
+    /// The container's init as last found, if it is still the container's.
+    pub fn init_now(&self) -> Option<u32> {
+        let known = self.init.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        in_container(known.0, &known.1).then_some(known.0)
     }
 
     async fn init(&self, engine: &Engine, container: &str, fresh: bool) -> Result<(u32, String), ShellError> {
@@ -139,13 +164,43 @@ impl Link {
 
 /// Who answered at the runner's socket.
 enum Peer {
-    Runner(Started),
-    /// Nobody: no socket, nothing listening, or a container that is gone.
+    Runner(UnixStream),
+    /// Nobody: no socket, or nothing listening.
     Absent,
+    /// The init known is no longer the container's (it restarted, or stopped).
+    Gone,
     /// Something other than the runner.
     Impostor,
     /// The runner, stopped (a command of the same user may send it SIGSTOP).
     Stopped,
+}
+
+/// The runner's answer to a `warden-listen-1` request: its one byte with the
+/// listening socket, checked to be one on 127.0.0.1:`port`; else its error.
+fn receive_listener(conn: &UnixStream, port: u16) -> std::io::Result<TcpListener> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+    let mut text = [0u8; 256];
+    let msg = rustix::net::recvmsg(conn, &mut [std::io::IoSliceMut::new(&mut text)], &mut ancillary, RecvFlags::CMSG_CLOEXEC)?;
+    let mut received: Option<OwnedFd> = None;
+    for message in ancillary.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = message {
+            for fd in fds {
+                received.get_or_insert(fd);
+            }
+        }
+    }
+    let Some(fd) = received else {
+        let said = String::from_utf8_lossy(&text[..msg.bytes]);
+        return Err(std::io::Error::other(said.trim_end().strip_prefix("error ").unwrap_or("no listening socket").to_owned()));
+    };
+    let listener = TcpListener::from(fd);
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() || local.port() != port {
+        return Err(std::io::Error::other("the runner sent a socket that is not the listener asked for"));
+    }
+    Ok(listener)
 }
 
 /// A command the runner started: its pipes and the connection its end comes on.
@@ -166,10 +221,10 @@ fn connect(init: u32) -> Option<UnixStream> {
     UnixStream::connect(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()
 }
 
-/// Asks the runner of the container (init `init`, full id `id`) to start `argv`.
-fn start(init: u32, id: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Peer, ShellError> {
+/// The runner of the container (init `init`, full id `id`), connected to and checked.
+fn reach(init: u32, id: &str) -> Result<Peer, ShellError> {
     if init == 0 || !in_container(init, id) {
-        return Ok(Peer::Absent);
+        return Ok(Peer::Gone);
     }
     let Some(conn) = connect(init) else { return Ok(Peer::Absent) };
     let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
@@ -181,8 +236,7 @@ fn start(init: u32, id: &str, argv: &[OsString], env: &[String], cwd: &str) -> R
     if is_stopped(pid) {
         return Ok(Peer::Stopped);
     }
-    let (stdout, stderr) = send(&conn, &encode(argv, env, cwd))?;
-    Ok(Peer::Runner(Started { conn, stdout, stderr }))
+    Ok(Peer::Runner(conn))
 }
 
 /// Sends `request` with the write ends of two new pipes; returns their read ends.
