@@ -8,7 +8,8 @@
 //! runs as the commands' user, with their limits, inside the same walls: it
 //! can start nothing a command could not start itself.
 //!
-//! `warden-runner SOCKET` listens on SOCKET, a folder bound from the host.
+//! `warden-runner SOCKET` listens on SOCKET, in a small tmpfs of the
+//! container's own that Warden reaches through the container's root.
 //! Each connection asks for one command: a length (u32, little-endian), then
 //! NUL-terminated fields `warden-run-1`, the working folder, the argument
 //! count, the arguments, the variable count, the `NAME=value` variables; the
@@ -114,7 +115,11 @@ fn listen(path: &OsStr) -> io::Result<UnixListener> {
 
 fn serve(listener: UnixListener) {
     for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
+        let Ok(conn) = conn else {
+            // Out of descriptors, say: wait rather than spin.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            continue;
+        };
         // A thread per command, which waits for it; none when threads run out.
         let _ = std::thread::Builder::new().stack_size(64 << 10).spawn(move || answer(conn));
     }

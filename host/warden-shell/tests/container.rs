@@ -344,7 +344,8 @@ fn a_timeout_kills_children_that_fake_a_mark_hide_their_environment_or_close_the
     // Orphans with another command's mark, a made-up one, and an environment
     // nobody may read (a program that cannot be read runs undumpable).
     let script = "cp /bin/busybox /tmp/sleep && chmod 111 /tmp/sleep; \
-                  (WARDEN_EXEC=container sleep 111 &); (env -i WARDEN_EXEC=made-up sleep 112 &); (/tmp/sleep 113 &); sleep 100";
+                  (WARDEN_EXEC=container sleep 111 &); (env -i WARDEN_EXEC=made-up sleep 112 &); (/tmp/sleep 113 &); \
+                  (WARDEN_EXEC=warden-kill sleep 115 &); sleep 100";
     let r = sh_for(&s, script, Duration::from_millis(1500));
     assert!(r.timed_out && r.exit_code == 124, "{r:?}");
     // A command that closes its output is still running: the time limit still holds.
@@ -353,7 +354,7 @@ fn a_timeout_kills_children_that_fake_a_mark_hide_their_environment_or_close_the
     assert!(r.timed_out && r.exit_code == 124, "{r:?}");
     assert!(start.elapsed() < Duration::from_secs(10));
     let left = sh(&s, "ps -o args");
-    for gone in ["sleep 111", "sleep 112", "sleep 113", "sleep 114"] {
+    for gone in ["sleep 111", "sleep 112", "sleep 113", "sleep 114", "sleep 115"] {
         assert!(!left.stdout.contains(gone), "{gone} is still running: {}", left.stdout);
     }
 }
@@ -621,16 +622,37 @@ fn nothing_written_in_the_runners_folder_reaches_the_host() {
 }
 
 #[test]
-fn a_stopped_runner_leaves_commands_to_the_engine_and_a_silent_one_to_the_timeout() {
+fn a_stopped_runner_is_started_again() {
     let p = Project::new();
     let s = sandbox(&p, "", "");
     // The runner is the parent of every command it starts; a command can stop
-    // it, and then waits for its own end to be told until its time is up.
-    let r = sh_for(&s, "kill -STOP $PPID; echo stopped", Duration::from_secs(1));
-    assert_eq!((r.stdout.as_str(), r.timed_out), ("stopped\n", true), "{r:?}");
-    let r = sh(&s, "echo $PPID");
-    assert_eq!(r.stdout, "0\n", "{r:?}");
-    // A timeout still ends a command, by the engine's killer, whatever the runner does.
-    let r = sh_for(&s, "sleep 60", Duration::from_millis(500));
-    assert!(r.timed_out, "{r:?}");
+    // it while it waits for the command's end.
+    let r = sh_for(&s, "kill -STOP $PPID; echo stopped", Duration::from_secs(10));
+    assert_eq!((r.stdout.as_str(), r.exit_code, r.timed_out), ("stopped\n", 0, false), "{r:?}");
+    let parent = |s: &ShellSandbox| sh(s, "tr '\\0' ' ' < /proc/$PPID/cmdline").stdout;
+    assert!(parent(&s).starts_with("/.warden/runner "), "not started by the runner again");
+    // Or between commands: the next one finds it stopped, and starts it again.
+    assert!(sh(&s, "runner=$PPID; (sleep 0.2; kill -STOP $runner) > /dev/null 2>&1 &").ok());
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(parent(&s).starts_with("/.warden/runner "), "not started by the runner again");
+}
+
+#[test]
+fn a_listener_that_never_accepts_in_the_runners_place_cannot_hold_warden() {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let socket = runner_socket(&s);
+    std::fs::remove_file(&socket).unwrap();
+    // A queue of one, filled: a connect to it waits for ever unless given a limit.
+    let listener = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::CLOEXEC, None).unwrap();
+    let address = SocketAddrUnix::new(&socket).unwrap();
+    rustix::net::bind(&listener, &address).unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    let filler = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    let start = Instant::now();
+    let r = sh(&s, "echo through the engine; echo $PPID");
+    assert_eq!((r.exit_code, r.stdout.as_str()), (0, "through the engine\n0\n"), "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    drop(filler);
 }

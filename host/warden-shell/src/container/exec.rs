@@ -45,13 +45,19 @@ for d in /proc/[0-9]*; do
   [ "$ppid" = 1 ] || continue
   if [ -z "$keep" ] || [ "$start" -lt "$kept" ] || { [ "$start" = "$kept" ] && [ "$p" -lt "$keep" ]; }; then keep=$p; kept=$start; fi
 done
+# A command may have stopped the runner, which other commands wait on.
+[ -n "$keep" ] && kill -CONT "$keep" 2>/dev/null
 live=" "
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   field "$p" || continue
   # The first process of each running command: the runner's child, or one
   # the engine started (its parent is outside the container).
-  if { [ "$ppid" = "$keep" ] || [ "$ppid" = 0 ]; } && [ "$p" != 1 ] && [ "$p" != "$me" ]; then live="$live$(marks "$p") "; fi
+  # The container's own mark and the killers' are no command's.
+  if { [ "$ppid" = "$keep" ] || [ "$ppid" = 0 ]; } && [ "$p" != 1 ] && [ "$p" != "$me" ]; then
+    m=$(marks "$p")
+    case "$m" in WARDEN_EXEC=container|WARDEN_EXEC=warden-kill) ;; *) live="$live$m ";; esac
+  fi
 done
 for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
   found=
@@ -286,7 +292,8 @@ async fn pump_exec(
 async fn kill_marked(target: &Target<'_>, settings: &ExecSettings, mark: &str, since: u64, first: Option<u32>) -> Result<Option<String>, ShellError> {
     let (since, first) = (since.to_string(), first.unwrap_or(0).to_string());
     let argv: Vec<OsString> = ["/bin/sh", "-c", KILLER, "warden-kill", mark, &since, &first].iter().map(OsString::from).collect();
-    let mut killer = ExecSettings { env: vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())], ..settings.clone() };
+    let env = vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()), (MARK.into(), "warden-kill".into())];
+    let mut killer = ExecSettings { env, ..settings.clone() };
     killer.plan.max_output_bytes = 4096;
     let by_engine = Target { runner: None, ..*target };
     let why = match Run::start(&by_engine, &killer, &argv, "/", None).await {

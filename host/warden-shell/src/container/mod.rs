@@ -123,6 +123,12 @@ impl ContainerSandbox {
                 None => lifecycle::create(&engine, &name, body).await?,
             }
             let runner = settings.runner.then(runner::Link::default);
+            // The first command need not find the runner still getting ready.
+            if let Some(link) = &runner
+                && !link.ready(&engine, &name).await?
+            {
+                eprintln!("warden: warning: the container's runner did not answer within 5 s; the engine starts its commands");
+            }
             Ok(Running {
                 engine,
                 name: name.clone(),

@@ -18,9 +18,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
-use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+use rustix::net::sockopt::Timeout;
+use rustix::net::{AddressFamily, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
@@ -92,6 +94,12 @@ fn is_stopped(pid: u32) -> bool {
     stat_field(pid, 0).is_some_and(|state| state == "T" || state == "t")
 }
 
+/// Starts a stopped runner again; whether it runs now.
+fn resume(pid: u32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else { return false };
+    rustix::process::kill_process(pid, rustix::process::Signal::CONT).is_ok()
+}
+
 /// Field `n` of `/proc/PID/stat` after the command name (0: the state).
 fn stat_field(pid: u32, n: usize) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -109,26 +117,54 @@ impl Link {
     /// Starts `argv` by the runner; `None` when there is no runner that
     /// answers (the engine then starts it).
     pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
-        let Some(conn) = self.connect(engine, container).await? else { return Ok(None) };
-        let (stdout, stderr) = send(&conn, &encode(argv, env, cwd))?;
-        Ok(Some(Started { conn, stdout, stderr }))
+        let request = encode(argv, env, cwd)?;
+        let Some((conn, runner)) = self.connect(engine, container).await? else { return Ok(None) };
+        let (stdout, stderr) = send(&conn, &request)?;
+        Ok(Some(Started { conn, runner, stdout, stderr }))
     }
 
     /// A TCP socket listening on 127.0.0.1:`port` inside the container, made
     /// by the runner; `None` when there is no runner that answers.
     pub async fn listen(&self, engine: &Engine, container: &str, port: u16) -> Result<Option<TcpListener>, ShellError> {
-        let Some(conn) = self.connect(engine, container).await? else { return Ok(None) };
+        let Some((conn, _)) = self.connect(engine, container).await? else { return Ok(None) };
         let payload = format!("warden-listen-1\0{port}\0").into_bytes();
         (&conn).write_all(&[&(payload.len() as u32).to_le_bytes()[..], &payload].concat())?;
         receive_listener(&conn, port).map(Some).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))
     }
 
-    /// A connection to the runner, checked to be it.
-    async fn connect(&self, engine: &Engine, container: &str) -> Result<Option<UnixStream>, ShellError> {
+    /// Waits until the runner of a container that has just started (or
+    /// restarted) answers; false when it does not within a few seconds.
+    pub async fn ready(&self, engine: &Engine, container: &str) -> Result<bool, ShellError> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let (init, id) = self.init(engine, container, true).await?;
+            if let Peer::Runner { .. } = reach(init, &id)? {
+                return Ok(true);
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// A connection to the runner, checked to be it, and its PID.
+    async fn connect(&self, engine: &Engine, container: &str) -> Result<Option<(UnixStream, u32)>, ShellError> {
         for fresh in [false, true] {
             let (init, id) = self.init(engine, container, fresh).await?;
             match reach(init, &id)? {
-                Peer::Runner(conn) => return Ok(Some(conn)),
+                Peer::Runner { conn, pid } => return Ok(Some((conn, pid))),
+                // Just (re)started: give the runner its moment to listen.
+                Peer::Absent if fresh => {
+                    if !self.ready(engine, container).await? {
+                        return Ok(None);
+                    }
+                    let (init, id) = self.init(engine, container, false).await?;
+                    return Ok(match reach(init, &id)? {
+                        Peer::Runner { conn, pid } => Some((conn, pid)),
+                        _ => None,
+                    });
+                }
                 Peer::Absent => return Ok(None),
                 Peer::Stopped => {
                     eprintln!("warden: warning: the container's runner is stopped (by a command?); the engine starts the command");
@@ -164,14 +200,15 @@ impl Link {
 
 /// Who answered at the runner's socket.
 enum Peer {
-    Runner(UnixStream),
+    Runner { conn: UnixStream, pid: u32 },
     /// Nobody: no socket, or nothing listening.
     Absent,
     /// The init known is no longer the container's (it restarted, or stopped).
     Gone,
     /// Something other than the runner.
     Impostor,
-    /// The runner, stopped (a command of the same user may send it SIGSTOP).
+    /// The runner, stopped (a command of the same user may send it SIGSTOP),
+    /// and Warden may not start it again.
     Stopped,
 }
 
@@ -206,19 +243,37 @@ fn receive_listener(conn: &UnixStream, port: u16) -> std::io::Result<TcpListener
 /// A command the runner started: its pipes and the connection its end comes on.
 pub struct Started {
     conn: UnixStream,
+    /// The runner's PID, to start it again if a command stops it meanwhile.
+    runner: u32,
     stdout: OwnedFd,
     stderr: OwnedFd,
 }
 
+/// How long Warden waits on the runner's socket to connect, or for a
+/// request to be taken: a command may leave a listener there that never
+/// accepts, or stop the runner.
+const PATIENCE: Duration = Duration::from_secs(2);
+
 /// The runner's socket in the container whose init is `init`, connected to.
-/// The path is resolved inside the container's root: a symlink a command
-/// put there cannot lead to a socket of the host.
+/// The folder is resolved inside the container's root and the socket beneath
+/// it, with no symlink anywhere and no other file system: a link a command
+/// put there cannot lead Warden to a socket of the host (a mount's own, say).
 fn connect(init: u32) -> Option<UnixStream> {
     let root = rustix::fs::open(format!("/proc/{init}/root"), OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-    let path = format!("{}/{SOCKET}", SOCKET_DIR_INSIDE.trim_start_matches('/'));
-    let how = ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS;
-    let socket = rustix::fs::openat2(&root, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), how).ok()?;
-    UnixStream::connect(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()
+    let inside = SOCKET_DIR_INSIDE.trim_start_matches('/');
+    let path_only = OFlags::PATH | OFlags::CLOEXEC;
+    let folder = rustix::fs::openat2(&root, inside, path_only | OFlags::DIRECTORY, Mode::empty(), ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS).ok()?;
+    let beneath = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV;
+    let socket = rustix::fs::openat2(&folder, SOCKET, path_only, Mode::empty(), beneath).ok()?;
+    if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&socket).ok()?.st_mode) != rustix::fs::FileType::Socket {
+        return None;
+    }
+    let conn = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::CLOEXEC, None).ok()?;
+    rustix::net::sockopt::set_socket_timeout(&conn, Timeout::Send, Some(PATIENCE)).ok()?;
+    rustix::net::sockopt::set_socket_timeout(&conn, Timeout::Recv, Some(PATIENCE)).ok()?;
+    let address = SocketAddrUnix::new(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
+    rustix::net::connect(&conn, &address).ok()?;
+    Some(UnixStream::from(conn))
 }
 
 /// The runner of the container (init `init`, full id `id`), connected to and checked.
@@ -234,9 +289,12 @@ fn reach(init: u32, id: &str) -> Result<Peer, ShellError> {
         return Ok(Peer::Impostor);
     }
     if is_stopped(pid) {
-        return Ok(Peer::Stopped);
+        // A command of the same user stopped it; Warden may start it again.
+        if !resume(pid) {
+            return Ok(Peer::Stopped);
+        }
     }
-    Ok(Peer::Runner(conn))
+    Ok(Peer::Runner { conn, pid })
 }
 
 /// Sends `request` with the write ends of two new pipes; returns their read ends.
@@ -253,8 +311,13 @@ fn send(conn: &UnixStream, request: &[u8]) -> std::io::Result<(OwnedFd, OwnedFd)
     Ok((out_read, err_read))
 }
 
-/// The request's bytes, as the runner reads them.
-fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Vec<u8> {
+/// The request's bytes, as the runner reads them; NUL-terminated fields
+/// cannot hold a NUL.
+fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Result<Vec<u8>, ShellError> {
+    let fields = argv.iter().map(|a| a.as_bytes()).chain(env.iter().map(|e| e.as_bytes())).chain([cwd.as_bytes()]);
+    if fields.into_iter().any(|f| f.contains(&0)) {
+        return Err(ShellError::Policy("a command, its variables or its folder holds a NUL byte; it was not run".into()));
+    }
     let mut payload = Vec::new();
     let mut field = |bytes: &[u8]| {
         payload.extend_from_slice(bytes);
@@ -272,7 +335,7 @@ fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Vec<u8> {
     }
     let mut request = (payload.len() as u32).to_le_bytes().to_vec();
     request.extend_from_slice(&payload);
-    request
+    Ok(request)
 }
 
 impl Started {
@@ -287,8 +350,16 @@ impl Started {
             let (mut out_open, mut err_open, mut conn_open) = (true, true, true);
             let mut answer = Vec::new();
             let (mut out_buf, mut err_buf, mut conn_buf) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10], [0u8; 256]);
+            let mut watch = tokio::time::interval(Duration::from_millis(250));
             while out_open || err_open || conn_open {
                 let event = tokio::select! {
+                    // A command may stop the runner while another waits on it for its end.
+                    _ = watch.tick(), if conn_open => {
+                        if is_stopped(self.runner) {
+                            resume(self.runner);
+                        }
+                        continue;
+                    }
                     n = stdout.read(&mut out_buf), if out_open => match n? {
                         0 => { out_open = false; continue }
                         n => Event::Out(out_buf[..n].to_vec()),
@@ -351,7 +422,7 @@ mod tests {
     #[test]
     fn a_request_is_its_length_then_nul_terminated_fields() {
         let argv = [OsString::from("sh"), OsString::from("-c"), OsString::from("true")];
-        let request = encode(&argv, &["A=1".into()], "/w");
+        let request = encode(&argv, &["A=1".into()], "/w").unwrap();
         let payload = nul_terminated(&["warden-run-1", "/w", "3", "sh", "-c", "true", "1", "A=1"]);
         assert_eq!(&request[..4], (payload.len() as u32).to_le_bytes());
         assert_eq!(&request[4..], payload);
@@ -410,13 +481,13 @@ mod tests {
             (&framed(&["warden-run-9", "/", "1", "true", "0"]), true, "error malformed request\n"),
             (&framed(&["warden-run-1", "/", "999999", "true", "0"]), true, "error malformed request\n"),
             (&framed(&["warden-run-1", "/", "0", "0"]), true, "error malformed request\n"),
-            (&encode(&[OsString::from("true")], &[], "/"), false, "error expected two descriptors\n"),
+            (&encode(&[OsString::from("true")], &[], "/").unwrap(), false, "error expected two descriptors\n"),
         ];
         for (request, with_pipes, expected) in cases {
             assert_eq!(ask(&socket, request, with_pipes).0, expected, "{request:?}");
         }
         let argv = ["/bin/sh", "-c", "echo \"$GREETING from $(pwd)\"; exit 4"].map(OsString::from);
-        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp"), true);
+        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp").unwrap(), true);
         assert_eq!(stdout, "hello from /tmp\n");
         assert!(answer.starts_with("pid ") && answer.ends_with("\nexit 4\n"), "{answer}");
         assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
@@ -432,6 +503,14 @@ mod tests {
         let mut partial = b"pid 4".to_vec();
         assert_eq!(take_pid(&mut partial), None);
         assert_eq!(take_pid(&mut b"exit 1\n".to_vec()), None);
+    }
+
+    #[test]
+    fn a_nul_byte_in_a_field_is_refused_not_sent() {
+        let argv = [OsString::from("sh\0-c")];
+        assert!(encode(&argv, &[], "/").is_err());
+        assert!(encode(&[OsString::from("true")], &["A=\0".into()], "/").is_err());
+        assert!(encode(&[OsString::from("true")], &[], "/w\0").is_err());
     }
 
     #[test]
