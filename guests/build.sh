@@ -6,6 +6,8 @@
 #                 (mcp, pydantic-ai-slim[mcp])
 #   .tools/js     componentize-js (JavaScript tools), from guests/js/package-lock.json
 #   .tools/cargo  wit-bindgen (C bindings of the warden:tool world), built by cargo install
+#   .tools/rust-wasi  Debian's rustc-web and wasi-libc, for the Rust guests, when rustup
+#                 has no wasm32-wasip1 target (guests/rust/toolchain.sh)
 # Usage: guests/build.sh [--tools-only]
 set -Eeuo pipefail
 # No step may fail silently: say which one failed, then what to do where we know.
@@ -53,6 +55,9 @@ install_tools() {
 }
 
 install_tools
+# shellcheck source=guests/rust/toolchain.sh
+. "$here/rust/toolchain.sh"
+setup_rust_wasi
 [ "${1:-}" = "--tools-only" ] && exit 0
 
 zigcc() { "$tools/py/bin/python" -m ziglang cc --target=wasm32-wasi -O2 -s -Wall -Werror -Wno-unused-function "$@"; }
@@ -115,6 +120,29 @@ py_tool "$here/python/notes" "$out/notes_py.wasm"
 js_tool "$here/js/notes" "$out/notes_js.wasm"
 py_tool "$here/python/hostile" "$out/hostile/escape_py.wasm"
 js_tool "$here/js/hostile" "$out/hostile/escape_js.wasm"
+
+# The Rust guests: one workspace, one target folder, so that std is compiled once.
+if [ "$WASI_RUST_ROUTE" = debian ]; then
+    echo "building the Rust guests with Debian's rustc-web ($WASI_RUST_ROOT/bin/rustc; the first build compiles std: a minute or two)" >&2
+else
+    echo "building the Rust guests with rustup's wasm32-wasip1 target" >&2
+fi
+rust_target=$repo/target/rust-guests
+if ! CARGO_TARGET_DIR=$rust_target wasi_cargo build --quiet --locked --release --target wasm32-wasip1 \
+    --manifest-path "$here/rust/Cargo.toml" 2>"$gen/rust-build.log"; then
+    cat "$gen/rust-build.log" >&2
+    fail "building the Rust guests failed (see above)"
+fi
+# Every crate warns that the exceptions target feature is unstable; anything else is shown.
+grep -v -e 'unstable feature specified for `-Ctarget-feature`: `exception-handling`' -e "this feature is not stably supported" \
+    -e "^ *|$" -e "^ *= note" -e "generated 1 warning" -e "^$" "$gen/rust-build.log" >&2 || true
+rust=$rust_target/wasm32-wasip1/release
+rust_component() { # NAME OUT ADAPTER
+    wasm_tools component new "$rust/$1.wasm" --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.$3.wasm" -o "$2"
+}
+rust_component notes "$out/notes_rs.wasm" reactor
+rust_component hostile "$out/hostile/escape_rs.wasm" reactor
+rust_component wc "$out/wc_rs.wasm" command
 
 for src in "$here"/hostile/*.c; do
     name=$(basename "$src" .c)

@@ -1,6 +1,7 @@
-//! The Python and JavaScript guests: the same tools and the same hostile
-//! tool, built by componentize-py and componentize-js, held to the same
-//! answers. Each check runs once per language (`python::…`, `js::…`).
+//! The Python, JavaScript and Rust guests: the same tools and the same
+//! hostile tool, built by componentize-py, componentize-js and rustc with
+//! guests/rust/warden-tool, held to the same answers. Each check runs once
+//! per language (`python::…`, `js::…`, `rust::…`).
 
 mod common;
 
@@ -11,6 +12,7 @@ use warden_wasm::{CallOutcome, ComponentKind, RunConfig, ToolError};
 enum Lang {
     Python,
     Js,
+    Rust,
 }
 
 impl Lang {
@@ -18,6 +20,7 @@ impl Lang {
         let suffix = match self {
             Lang::Python => "py",
             Lang::Js => "js",
+            Lang::Rust => "rs",
         };
         format!("{name}_{suffix}.wasm")
     }
@@ -28,6 +31,7 @@ macro_rules! per_language {
     ($($check:ident),* $(,)?) => {
         mod python { $( #[test] fn $check() { super::$check(super::Lang::Python) } )* }
         mod js { $( #[test] fn $check() { super::$check(super::Lang::Js) } )* }
+        mod rust { $( #[test] fn $check() { super::$check(super::Lang::Rust) } )* }
     };
 }
 
@@ -137,10 +141,22 @@ fn an_unknown_tool_is_invalid_input(lang: Lang) {
 }
 
 fn an_exception_becomes_a_failed_tool_error_not_a_trap(lang: Lang) {
+    // A `null` where a text belongs: Python and JavaScript raise; Rust's typed input refuses it.
     let out = notes(lang, &notes_tree(), "search", r#"{"pattern":null,"path":"/data"}"#);
     let kind = match lang {
         Lang::Python => "AttributeError: ",
         Lang::Js => "TypeError: ",
+        Lang::Rust => {
+            assert_eq!(out.result, Err(ToolError::InvalidInput("invalid type: null, expected a string".into())));
+            // Rust's exception is a panic: caught, it is a `failed` error, and it is in the log.
+            let tree = Tree::new();
+            tree.folder("data").folder("out");
+            let out = call(lang, "hostile/escape", &tree.config(ESCAPE_POLICY), "escape", r#"{"attempt":"panic"}"#);
+            let expected = "panicked at hostile/src/lib.rs:";
+            assert!(matches!(&out.result, Err(ToolError::Failed(m)) if m.starts_with(expected) && m.ends_with("index out of bounds: the len is 0 but the index is 5")), "{:?}", out.result);
+            assert!(out.report.logs.iter().any(|l| l.message.starts_with("panic: panicked at hostile/src/lib.rs:")), "{:?}", out.report.logs);
+            return;
+        }
     };
     assert!(matches!(&out.result, Err(ToolError::Failed(m)) if m.starts_with(kind)), "{:?}", out.result);
 }
@@ -221,10 +237,12 @@ fn refused_suffix_is_refused(lang: Lang) {
 }
 
 fn oversized_write_is_refused(lang: Lang) {
-    // Python writes in 64 KiB stream chunks up to the limit; JavaScript asks for all 2 MiB at once.
+    // Python writes in 64 KiB stream chunks up to the limit, Rust (through the
+    // preview1 adapter) in 4 KiB ones; JavaScript asks for all 2 MiB at once.
     let size = match lang {
         Lang::Python => 1_114_112,
         Lang::Js => 2_097_152,
+        Lang::Rust => 1_052_672,
     };
     let expected = format!("Cannot write to '/out/big.md': content too large ({size} bytes).\nMaximum allowed: 1048576 bytes");
     attempt(lang, "oversize", &expected, &["big.md"]);
