@@ -128,14 +128,8 @@ else
     echo "building the Rust guests with rustup's wasm32-wasip1 target" >&2
 fi
 rust_target=$repo/target/rust-guests
-if ! CARGO_TARGET_DIR=$rust_target wasi_cargo build --quiet --locked --release --target wasm32-wasip1 \
-    --manifest-path "$here/rust/Cargo.toml" 2>"$gen/rust-build.log"; then
-    cat "$gen/rust-build.log" >&2
+CARGO_TARGET_DIR=$rust_target wasi_build "$gen/rust-build.log" --locked --manifest-path "$here/rust/Cargo.toml" ||
     fail "building the Rust guests failed (see above)"
-fi
-# Every crate warns that the exceptions target feature is unstable; anything else is shown.
-grep -v -e 'unstable feature specified for `-Ctarget-feature`: `exception-handling`' -e "this feature is not stably supported" \
-    -e "^ *|$" -e "^ *= note" -e "generated 1 warning" -e "^$" "$gen/rust-build.log" >&2 || true
 rust=$rust_target/wasm32-wasip1/release
 rust_component() { # NAME OUT ADAPTER
     wasm_tools component new "$rust/$1.wasm" --adapt "wasi_snapshot_preview1=$adapter_dir/wasi_snapshot_preview1.$3.wasm" -o "$2"

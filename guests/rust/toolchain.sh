@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Finds or installs a Rust compiler that can build wasm32-wasip1 guests, and
-# defines `wasi_cargo` to build with it. Sourced by guests/build.sh and by the
+# defines `wasi_cargo` to run cargo with it and `wasi_build` to build a
+# workspace's release for the target. Sourced by guests/build.sh and by the
 # build.sh of `warden new --lang rust` projects, with $tools set (where to
 # install) and `fail` defined.
 #
@@ -32,7 +33,7 @@ install_rust_wasi_debian() {
         apt-get update -qq || fail "apt-get update failed (see above)"
         packages=$(rust_wasi_debian_packages) || fail "apt does not offer rustc-web here (Debian 12 bookworm-security has it); run 'rustup target add wasm32-wasip1' instead"
     fi
-    echo "rust guests: installing Debian's rustc-web and wasi-libc into ${tc#"$repo"/} (once; about 150 MB to download)" >&2
+    echo "installing Debian's rustc-web and wasi-libc into $tc (once; about 150 MB to download)" >&2
     debs=$(mktemp -d)
     # shellcheck disable=SC2086 # a list of package names
     (cd "$debs" && apt-get download -qq $packages 2>&1 | grep -v 'Download is performed unsandboxed' >&2) || true
@@ -78,4 +79,18 @@ setup_rust_wasi() {
             CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="-C panic=unwind -C target-feature=+exception-handling -C llvm-args=-wasm-use-legacy-eh=false" \
             "$WASI_RUST_ROOT/bin/cargo" "$@"
     }
+}
+
+# wasi_build LOG [CARGO ARGS...]: a quiet release build for wasm32-wasip1,
+# its messages kept in LOG. On the Debian route every crate warns that the
+# exceptions target feature is unstable: that warning alone is not shown.
+wasi_build() {
+    local log=$1
+    shift
+    if ! wasi_cargo build --quiet --release --target wasm32-wasip1 "$@" 2>"$log"; then
+        cat "$log" >&2
+        return 1
+    fi
+    grep -v -e 'unstable feature specified for `-Ctarget-feature`: `exception-handling`' \
+        -e "this feature is not stably supported" -e "^ *|$" -e "^ *= note" -e "generated 1 warning" -e "^$" "$log" >&2 || true
 }

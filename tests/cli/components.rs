@@ -41,6 +41,17 @@ fn run_exits_with_the_components_own_code() {
 }
 
 #[test]
+fn a_rust_command_runs_and_exits_with_its_own_code_like_the_c_one() {
+    let f = Fixture::new();
+    for wc in ["wc.wasm", "wc_rs.wasm"] {
+        let r = run(&["run", "--policy", &policy(&f), &guest(wc), "/portfolio/notes.md", "/portfolio/gone.md"]);
+        assert_eq!(r.status, 1, "{wc}");
+        assert_eq!(r.stdout, "      0       2      11 /portfolio/notes.md\n", "{wc}");
+        assert_eq!(r.stderr, "wc: /portfolio/gone.md: No such file or directory\n", "{wc}");
+    }
+}
+
+#[test]
 fn run_with_dir_flags_needs_no_policy_file() {
     let f = Fixture::new();
     let dir = format!("{}::/p:ro", f.path("portfolio").display());

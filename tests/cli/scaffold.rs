@@ -2,7 +2,9 @@
 //! build.sh and checked by its own test.sh, as an author would.
 //!
 //! The toolchains are the ones `guests/build.sh` installed into `.tools/`
-//! (WARDEN_TOOLCHAIN), so no test downloads anything a second time.
+//! (WARDEN_TOOLCHAIN), so no test downloads anything a second time; a Rust
+//! project builds in the Rust guests' target folder, so that the standard
+//! library it compiles for wasm32-wasip1 is compiled once.
 
 use std::path::Path;
 use std::process::Command;
@@ -29,6 +31,7 @@ fn script(project: &Path, name: &str) -> String {
         .env("WARDEN_TOOLCHAIN", repo().join(".tools"))
         .env("WARDEN", env!("CARGO_BIN_EXE_warden"))
         .env("WARDEN_CACHE_DIR", repo().join("target/test-cwasm"))
+        .env("CARGO_TARGET_DIR", repo().join("target/rust-guests"))
         .output()
         .unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -87,6 +90,22 @@ fn new_python_project_builds_and_passes_its_test() {
 fn new_js_project_builds_and_passes_its_test() {
     let files = new_project_builds_and_passes_its_test("js", "count-js");
     assert_has(&files, &["app.js", "warden_tool.js"]);
+}
+
+#[test]
+fn new_rust_project_builds_and_passes_its_test() {
+    let files = new_project_builds_and_passes_its_test("rust", "count-rs");
+    assert_has(
+        &files,
+        &[
+            "Cargo.toml",
+            "src/lib.rs",
+            "wasi-toolchain.sh",
+            "warden-tool/Cargo.toml",
+            "warden-tool/src/lib.rs",
+            "adapter/wasi_snapshot_preview1.reactor.wasm",
+        ],
+    );
 }
 
 #[test]

@@ -167,6 +167,23 @@ fn a_missing_file_is_failed_not_denied(lang: Lang) {
     assert!(out.report.denials.is_empty(), "{:?}", out.report.denials);
 }
 
+#[test]
+fn the_rust_tools_output_and_fuel_are_the_same_on_every_deterministic_run() {
+    let tree = notes_tree();
+    let mut config = tree.config(NOTES_POLICY);
+    config.deterministic = Some(7);
+    config.limits = warden_wasm::RunLimits::resolve(Default::default(), true);
+    let runs: Vec<(Result<String, ToolError>, u64)> = (0..4)
+        .map(|_| {
+            let out = call(Lang::Rust, "notes", &config, "search", r#"{"pattern":"q3","path":"/data"}"#);
+            (out.result, out.report.fuel_consumed)
+        })
+        .collect();
+    assert!(runs[0].0.as_ref().is_ok_and(|r| r.ends_with("3 matches")), "{:?}", runs[0]);
+    assert!(runs[0].1 > 0);
+    assert!(runs.iter().all(|run| *run == runs[0]), "{runs:?}");
+}
+
 fn assert_denied(out: &CallOutcome, expected: &str) {
     assert_eq!(out.result, Err(ToolError::Denied(expected.into())));
 }

@@ -1,4 +1,4 @@
-//! `warden new`: a ready-to-build tool project in C, Python, JavaScript or WAT.
+//! `warden new`: a ready-to-build tool project in C, Python, JavaScript, Rust or WAT.
 //!
 //! The files are templates in `host/warden/templates/`, plus the pieces the
 //! repository's own guests use (the support libraries, the WIT, the toolchain
@@ -13,6 +13,7 @@ pub enum Lang {
     C,
     Python,
     Js,
+    Rust,
     Wat,
 }
 
@@ -71,7 +72,7 @@ struct Checks {
     more: &'static str,
 }
 
-/// The minimal tool of C, Python and JavaScript counts a file's lines and words.
+/// The minimal tool of C, Python, JavaScript and Rust counts a file's lines and words.
 const COUNT: Checks = Checks {
     input: r#"{"path":"/data/hello.md"}"#,
     output: "/data/hello.md: 2 lines, 8 words",
@@ -123,6 +124,27 @@ fn language(lang: Lang) -> Language {
                 repo_file!("warden_tool.js", "guests/js/warden_tool.js"),
             ],
             file_rows: "| `warden_tool.js` | declares tools; files through the sandbox (`fs`); turns every throw into a `tool-error` |\n",
+            checks: COUNT,
+        },
+        Lang::Rust => Language {
+            title: "Rust",
+            source: "src/lib.rs",
+            toolchain: "Debian's rustc-web (where rustup has no wasm32-wasip1 target) and wasm-tools (PyPI)",
+            files: &[
+                template!("src/lib.rs", "rust/lib.rs"),
+                template!("Cargo.toml", "rust/Cargo.toml"),
+                template!("build.sh", "rust/build.sh"),
+                repo_file!("wasi-toolchain.sh", "guests/rust/toolchain.sh"),
+                repo_file!("warden-tool/Cargo.toml", "guests/rust/warden-tool/Cargo.toml"),
+                repo_file!("warden-tool/src/lib.rs", "guests/rust/warden-tool/src/lib.rs"),
+                repo_file!("warden-tool/src/errors.rs", "guests/rust/warden-tool/src/errors.rs"),
+                repo_file!("warden-tool/src/input.rs", "guests/rust/warden-tool/src/input.rs"),
+                File { path: "adapter/wasi_snapshot_preview1.reactor.wasm", contents: warden_wasm::PREVIEW1_REACTOR_ADAPTER },
+            ],
+            file_rows: "| `Cargo.toml` | the crate: a `cdylib` for wasm32-wasip1 |\n\
+                        | `warden-tool/` | the support crate: declares tools, parses typed input, turns every error and a panic into a `tool-error` |\n\
+                        | `wasi-toolchain.sh` | finds rustup's wasm32-wasip1 target, or unpacks Debian's rustc-web where there is none |\n\
+                        | `adapter/` | the WASI preview1 adapter that makes the compiled module a component |\n",
             checks: COUNT,
         },
         Lang::Wat => Language {
@@ -183,6 +205,7 @@ pub fn run(lang: Lang, dir: &Path) -> Result<(), Failure> {
         ("lang", &lang_name),
         ("source", language.source),
         ("toolchain", language.toolchain),
+        ("crate", &name.replace('-', "_")),
         ("name", &name),
     ];
     for file in COMMON.iter().chain(language.files) {

@@ -30,7 +30,7 @@
 //! for anything else, a panic included when the tool is built with unwinding
 //! (see guests/README.md).
 
-#![cfg_attr(panic = "unwind", feature(asm_experimental_arch))]
+#![cfg_attr(all(panic = "unwind", target_family = "wasm"), feature(asm_experimental_arch))]
 
 mod errors;
 mod input;

@@ -1,7 +1,7 @@
 //! wc: a command that counts lines, words and bytes of its arguments (or
 //! stdin), as guests/c/wc does: the Rust command `warden run` runs.
 
-#![cfg_attr(panic = "unwind", feature(asm_experimental_arch))]
+#![cfg_attr(all(panic = "unwind", target_family = "wasm"), feature(asm_experimental_arch))]
 
 use std::io::Read;
 
