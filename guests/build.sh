@@ -93,19 +93,23 @@ c_tool() { # SRC OUT [BINDINGS]
 }
 
 # A Python tool: DIR/app.py with guests/python/warden_tool.py beside it on the path.
-py_tool() { # DIR OUT
-    "$tools/py/bin/componentize-py" -d "$repo/wit" -w tool componentize -p "$here/python" -p "$1" app -o "$2" >/dev/null
+# WORLD tool-http lets it send HTTP requests (warden_tool.http_get).
+py_tool() { # DIR OUT [WORLD]
+    "$tools/py/bin/componentize-py" -d "$repo/wit" -w "${3:-tool}" componentize -p "$here/python" -p "$1" app -o "$2" >/dev/null
 }
 
 # A JavaScript tool: DIR/*.js with warden_tool.js, staged into one folder
 # (componentize-js resolves imports inside the entry file's folder only).
-js_tool() { # DIR OUT
-    local stage
+# WORLD tool-http keeps StarlingMonkey's HTTP, so that the tool can `fetch`;
+# the `tool` world has no wasi:http to give it, so it is left out there.
+js_tool() { # DIR OUT [WORLD]
+    local stage world=${3:-tool} without=(-d http fetch-event)
+    [ "$world" = tool-http ] && without=(-d fetch-event)
     stage="$gen/js/$(basename "$(dirname "$2")")-$(basename "$2" .wasm)"
     rm -rf "$stage" && mkdir -p "$stage"
     cp "$1"/*.js "$here/js/warden_tool.js" "$stage/"
     node "$tools/js/node_modules/@bytecodealliance/componentize-js/src/cli.js" \
-        --wit "$repo/wit" -n tool -d http fetch-event -o "$2" "$stage/app.js" >/dev/null
+        --wit "$repo/wit" -n "$world" "${without[@]}" -o "$2" "$stage/app.js" >/dev/null
 }
 
 c_tool "$here/c/textkit/textkit.c" "$out/textkit.wasm"
@@ -118,6 +122,8 @@ c_command "$here/c/entropy/entropy.c" "$out/entropy.wasm"
 wasm_tools parse "$here/wat/hello.wat" -o "$out/hello.wasm"
 py_tool "$here/python/notes" "$out/notes_py.wasm"
 js_tool "$here/js/notes" "$out/notes_js.wasm"
+py_tool "$here/python/httpget" "$out/httpget_py.wasm" tool-http
+js_tool "$here/js/httpget" "$out/httpget_js.wasm" tool-http
 py_tool "$here/python/hostile" "$out/hostile/escape_py.wasm"
 js_tool "$here/js/hostile" "$out/hostile/escape_js.wasm"
 

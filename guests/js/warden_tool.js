@@ -12,6 +12,11 @@
 //   export const describe = tools.describe;
 //   export const call = tools.call;
 //
+// A tool may be async. Built for the `tool-http` world (guests/build.sh's
+// js_tool ... tool-http), it can `await fetch(url)`: Warden checks each request
+// against the policy's network allowlist, and a refused one is reported in the
+// sandbox's words.
+//
 // componentize-js has no Node `fs`: `fs` below speaks wasi:filesystem, and the
 // sandbox's mounts are its preopens.
 import { log as hostLog } from 'warden:tool/host@0.1.0';
@@ -122,9 +127,12 @@ export function serve(tools) {
         description: tool.description,
         inputSchema: JSON.stringify(tool.inputSchema),
       })),
+    // A tool may be async (`fetch`, in a tool built for the `tool-http` world):
+    // componentize-js runs the event loop until its promise settles.
     call: (name, input) => {
       try {
-        return run(tools, name, input);
+        const result = run(tools, name, input);
+        return result instanceof Promise ? result.then(asText, (error) => Promise.reject(toolError(error))) : asText(result);
       } catch (error) {
         throw toolError(error);
       }
@@ -144,7 +152,10 @@ function run(tools, name, input) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new InvalidInput('the input must be a JSON object');
   const missing = (tool.inputSchema.required ?? []).find((key) => !(key in args));
   if (missing !== undefined) throw new InvalidInput(`missing field '${missing}'`);
-  const result = tool.run(args);
+  return tool.run(args);
+}
+
+function asText(result) {
   return typeof result === 'string' ? result : JSON.stringify(result);
 }
 

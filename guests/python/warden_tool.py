@@ -13,13 +13,24 @@
 
 A tool gets its input as a dict and returns a str (or anything JSON can encode).
 Files are plain Python (`open`, `os.scandir`): the sandbox's mounts are the preopens.
+A tool built for the `tool-http` world (`componentize-py -w tool-http`) can send
+HTTP requests with `http_get(url)`: Warden checks each against the policy's
+network allowlist, and a refused one is reported in the sandbox's words.
 """
 import errno
 import json
+from urllib.parse import urlsplit
 
 import wit_world
 from componentize_py_types import Err
 from wit_world.imports import host, preopens
+from wit_world.imports.streams import StreamError_Closed
+
+try:  # Imported at build time or never: componentize-py keeps only what the build imported.
+    from wit_world.imports import outgoing_handler
+    from wit_world.imports import wasi_http_types as http
+except ImportError:  # a tool built for the `tool` world has no wasi:http
+    outgoing_handler = http = None
 
 # Errors that mean "the sandbox refused", as wasi-libc reports them.
 REFUSALS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG, getattr(errno, "ENOTCAPABLE", 76)}
@@ -63,6 +74,46 @@ class Toolbox:
                     raise Err(_tool_error(error))
 
         return World
+
+
+class HttpError(Exception):
+    """A request wasi:http could not make (the host refused it, or the server failed)."""
+
+
+def http_get(url):
+    """GETs `url` (http or https) through wasi:http; returns (status, body bytes).
+
+    urllib and sockets have no network in a component: the request goes to the
+    host, which checks it against the network allowlist before connecting.
+    """
+    if outgoing_handler is None:
+        raise HttpError("this tool was built without wasi:http: build it for the `tool-http` world")
+    parts = urlsplit(url)
+    request = http.OutgoingRequest(http.Fields())
+    request.set_method(http.Method_Get())
+    request.set_scheme(http.Scheme_Https() if parts.scheme == "https" else http.Scheme_Http())
+    request.set_authority(parts.netloc)
+    request.set_path_with_query((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+    try:
+        future = outgoing_handler.handle(request, None)
+        while (answer := future.get()) is None:
+            future.subscribe().block()
+    except Err as error:
+        raise HttpError(f"{url}: {error.value}") from None
+    if isinstance(answer, Err) or isinstance(answer.value, Err):
+        raise HttpError(f"{url}: {answer.value if isinstance(answer, Err) else answer.value.value}")
+    body = bytearray()
+    # Each resource is dropped before the one it came from: the stream, the body, the response.
+    with answer.value.value as response, response.consume() as incoming, incoming.stream() as stream:
+        while True:
+            try:
+                body += stream.blocking_read(65536)
+            except Err as error:
+                if isinstance(error.value, StreamError_Closed):
+                    break
+                raise HttpError(f"{url}: reading the body: {error.value}") from None
+        status = response.status()
+    return status, bytes(body)
 
 
 def _run(tools, name, input):
