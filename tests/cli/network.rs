@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, ToSocketAddrs};
 use std::process::Command;
 
-use super::Fixture;
+use super::{repo, Fixture};
 
 /// A one-line HTTP server on 127.0.0.1; its port.
 fn server(body: &'static str) -> u16 {
@@ -70,7 +70,13 @@ fn the_same_host_on_another_port_is_refused_with_the_list() {
     // Over SOCKS5 too: the same refusal, the command sees "not allowed by ruleset".
     let r = exec(&f, &format!("\"127.0.0.1:{allowed}\""), &format!("curl -sS -x \"$ALL_PROXY\" http://127.0.0.1:{other}/"));
     assert_eq!(r.status, 97, "{}", r.stderr);
-    assert!(r.stderr.contains(&format!("Note: Cannot connect to '127.0.0.1:{other}': host not in the network allowlist.")), "{}", r.stderr);
+    assert!(
+        r.stderr.ends_with(&format!(
+            "\nNote: Cannot connect to '127.0.0.1:{other}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{allowed}\n"
+        )),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -189,4 +195,110 @@ fn a_worker_runs_under_its_own_narrower_list() {
         "{}",
         String::from_utf8_lossy(&worker.stderr)
     );
+}
+
+// ---- names the test controls: a private /etc/hosts ----
+
+/// `warden ARGS` in a mount namespace of its own whose /etc/hosts also lists
+/// `hosts` (`ADDRESS NAME` lines): names that resolve where the test says, a
+/// cloud metadata address among them, with nothing changed outside the run.
+/// Needs root, as CI is.
+fn warden_with_hosts(f: &Fixture, hosts: &str, args: &[&str]) -> Out {
+    f.file("hosts", &format!("127.0.0.1 localhost\n{hosts}\n"));
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\""])
+        .arg(f.path("hosts"))
+        .arg(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.starts_with("unshare:") && !stderr.starts_with("mount:"), "a private /etc/hosts needs root: {stderr}");
+    Out { status: out.status.code().unwrap(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr }
+}
+
+const METADATA: &str = "169.254.169.254 metadata.warden.test";
+
+#[test]
+fn a_listed_name_that_resolves_to_the_metadata_address_is_refused_for_a_command() {
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  network: { allow: [\"metadata.warden.test:80\"] }\n  shell: {}\n");
+    let policy = f.path("policy.yaml");
+    let script = "curl -sS -m 5 -x \"$ALL_PROXY\" http://metadata.warden.test/latest/meta-data/";
+    let r = warden_with_hosts(&f, METADATA, &["exec", "--policy", policy.to_str().unwrap(), "--", "/bin/sh", "-c", script]);
+    assert_eq!(r.status, 97, "{}", r.stderr);
+    assert!(
+        r.stderr.ends_with(
+            "\nNote: Cannot connect to 'metadata.warden.test:80': the name resolves to 169.254.169.254, a link-local address, \
+             which the network allowlist does not include.\nAllowed hosts: metadata.warden.test:80\n"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_listed_name_that_resolves_to_the_metadata_address_is_refused_for_a_component() {
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  network: { allow: [\"metadata.warden.test:80\"] }\n");
+    let policy = f.path("policy.yaml");
+    let httpget = repo().join("guests/out/httpget.wasm");
+    let input = r#"{"authority":"metadata.warden.test","path":"/latest/meta-data/"}"#;
+    let r = warden_with_hosts(&f, METADATA, &["call", "--policy", policy.to_str().unwrap(), httpget.to_str().unwrap(), "get", "--input", input]);
+    assert_eq!((r.status, r.stdout.as_str()), (3, ""));
+    assert_eq!(
+        r.stderr,
+        "Cannot connect to 'metadata.warden.test:80': the name resolves to 169.254.169.254, a link-local address, \
+         which the network allowlist does not include.\nAllowed hosts: metadata.warden.test:80\n"
+    );
+}
+
+#[test]
+fn a_components_socket_to_a_listed_name_that_resolves_to_loopback_is_refused() {
+    let f = Fixture::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    f.file(
+        "policy.yaml",
+        &format!("version: 1\nsandbox:\n  paths:\n    portfolio: {{ root: ./portfolio, mode: rw }}\n  network: {{ allow: [\"rebind.warden.test:{port}\"] }}\n"),
+    );
+    let policy = f.path("policy.yaml");
+    let net = repo().join("guests/out/hostile/net.wasm");
+    let input = format!(r#"{{"host":"rebind.warden.test","port":{port}}}"#);
+    let r = warden_with_hosts(
+        &f,
+        "127.0.0.1 rebind.warden.test",
+        &["call", "--stats", "--policy", policy.to_str().unwrap(), net.to_str().unwrap(), "probe", "--input", &input],
+    );
+    // The name is listed, so it is looked up; the address it gave is not, so the
+    // connection fails with access-denied (error 1), and the refusal is on record.
+    assert_eq!(r.stdout, "lookup rebind.warden.test: RESOLVED\nconnect: failed (error 1)\n", "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "warden: denied: Cannot connect to 'rebind.warden.test:{port}': the name resolves to 127.0.0.1, a loopback address, \
+             which the network allowlist does not include. Allowed hosts: rebind.warden.test:{port}\n"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(listener.accept().is_err(), "the connection reached the host");
+}
+
+#[test]
+fn without_bubblewrap_a_command_under_an_allowlist_is_refused_not_run_with_more_network() {
+    let f = Fixture::new();
+    let port = server("x");
+    f.file("policy.yaml", &format!("version: 1\nsandbox:\n  paths:\n    portfolio: {{ root: ./portfolio, mode: rw }}\n  network: {{ allow: [\"127.0.0.1:{port}\"] }}\n  shell: {{}}\n"));
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "echo ran > ran.md"])
+        .env("WARDEN_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "warden: a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; the command was not run\n"
+    );
+    assert!(!f.path("portfolio/ran.md").exists());
 }

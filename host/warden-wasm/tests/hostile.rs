@@ -268,3 +268,52 @@ fn the_network_probe_connects_when_the_policy_allows_it() {
     assert!(output.contains("connect: CONNECTED"), "{output}");
     assert!(accepted);
 }
+
+/// The net probe with `input` under `network`: its report and the refusals on record.
+fn probe(network: Network, input: &str) -> (String, Vec<String>) {
+    let runtime = runtime();
+    let loaded = load(&runtime, "hostile/net.wasm");
+    let config = warden_wasm::RunConfig { network, ..Default::default() };
+    let outcome = runtime.call(&loaded, &config, "probe", input).unwrap();
+    let denials = outcome.report.denials.iter().map(|d| d.to_string()).collect();
+    (outcome.result.unwrap_or_else(|e: ToolError| panic!("{e:?}")), denials)
+}
+
+fn allowing(entries: &[String], listen: bool) -> Network {
+    Network::Allow(Allowlist { entries: entries.iter().map(|e| AllowEntry::parse(e).unwrap()).collect(), listen })
+}
+
+#[test]
+fn a_listening_socket_is_refused_unless_the_policy_says_listen() {
+    let listed = vec!["127.0.0.1:8080".to_owned()];
+    let (output, denials) = probe(allowing(&listed, false), r#"{"connect":false,"listen":true}"#);
+    assert!(output.starts_with("listen: refused (error "), "{output}");
+    assert_eq!(denials.len(), 1, "{denials:?}");
+    assert!(
+        denials[0].starts_with("Cannot listen on '127.0.0.1:") && denials[0].ends_with("': this sandbox may only make outgoing connections."),
+        "{denials:?}"
+    );
+    let (output, denials) = probe(allowing(&listed, true), r#"{"connect":false,"listen":true}"#);
+    assert_eq!((output.as_str(), denials.len()), ("listen: LISTENING\n", 0), "{denials:?}");
+}
+
+#[test]
+fn a_datagram_goes_only_to_a_listed_address_and_port() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let input = format!(r#"{{"connect":false,"udp":true,"port":{port}}}"#);
+    let (output, denials) = probe(allowing(&[format!("127.0.0.1:{port}")], false), &input);
+    assert_eq!((output.as_str(), denials.len()), ("udp: SENT\n", 0), "{denials:?}");
+    let mut got = [0u8; 16];
+    let (n, _) = socket.recv_from(&mut got).expect("the datagram arrives");
+    assert_eq!(&got[..n], b"probe");
+    // Another port of the same address: refused, and nothing arrives.
+    let (output, denials) = probe(allowing(&[format!("127.0.0.1:{}", port + 1)], false), &input);
+    assert!(output.starts_with("udp: refused (error "), "{output}");
+    assert_eq!(
+        denials,
+        [format!("Cannot connect to '127.0.0.1:{port}': host not in the network allowlist.\nAllowed hosts: 127.0.0.1:{}", port + 1)]
+    );
+    assert!(socket.recv_from(&mut got).is_err(), "a datagram arrived");
+}
