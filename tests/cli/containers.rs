@@ -99,8 +99,11 @@ fn a_kept_sandbox_serves_several_commands_until_stopped() {
     f.file("other.yaml", &CONTAINER_POLICY.replace("mode: ro", "mode: rw"));
     let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "other.yaml", "--name", &name], &[]);
     assert_eq!((status, stderr.as_str()), (2, format!("warden: a sandbox named {name} is running with other settings; stop it first (warden sandbox stop {name})\n").as_str()));
-    // A command can end the container (its keep-alive runs as the same user); stop still removes it.
-    run(&["--", "sh", "-c", "pkill -9 -f 'while :'"]);
+    // A command can end the container (the runner, its parent, runs as the same user).
+    let (status, _, stderr) = run(&["--", "sh", "-c", "kill -9 $PPID; sleep 5"]);
+    assert_eq!((status, stderr.as_str()), (1, "warden: the container stopped while the command ran\n"));
+    // Warden's killer, finding the container stopped, started it again: it serves the next command.
+    assert_eq!(run(&["--", "echo", "again"]), (0, "again\n".to_owned(), String::new()));
     let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
     assert_eq!((status, stderr.as_str()), (0, format!("warden: sandbox {name} is removed\n").as_str()));
     assert!(containers_named(&format!("warden-{name}")).is_empty());

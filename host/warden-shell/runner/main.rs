@@ -11,16 +11,24 @@
 //! `warden-runner SOCKET` listens on SOCKET, in a small tmpfs of the
 //! container's own that Warden reaches through the container's root.
 //! Each connection asks for one command: a length (u32, little-endian), then
-//! NUL-terminated fields `warden-run-1`, the working folder, the argument
-//! count, the arguments, the variable count, the `NAME=value` variables; the
-//! first message carries the command's stdout and stderr as SCM_RIGHTS. The
-//! runner answers `pid N` once the command has started, then, once it ends,
+//! NUL-terminated fields `warden-run-2`, the working folder, the seccomp
+//! program in hex (what `bwrap --seccomp` loads), the argument count, the
+//! arguments, the variable count, the `NAME=value` variables; the first
+//! message carries the command's stdout and stderr as SCM_RIGHTS. The runner
+//! loads the program in the command's process (with no_new_privs) before the
+//! exec, answers `pid N` once the command has started, then, once it ends,
 //! `exit N` or `signal N`; or `error WHY` when it cannot start it.
 //!
 //! A request `warden-listen-1`, PORT asks for a TCP socket listening on
 //! 127.0.0.1:PORT inside the container (where a network allowlist's proxy
 //! appears to commands): the runner answers one byte with the listening socket
 //! as SCM_RIGHTS, and keeps no copy. Warden serves the proxy on it from outside.
+//!
+//! The runner takes requests from Warden alone: from a peer outside the
+//! container's PID namespace, whose PID the kernel gives it as 0. A command,
+//! and every process it makes, has a PID here, so a command that finds the
+//! socket cannot have processes started outside its own tree and its
+//! timeout's reach.
 //!
 //! Warden trusts an answer only from this process: it checks that the peer
 //! of its connection is the child of the container's init that started
@@ -36,7 +44,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 
-const MAGIC: &[u8] = b"warden-run-1";
+const MAGIC: &[u8] = b"warden-run-2";
 const LISTEN: &[u8] = b"warden-listen-1";
 const MAX_REQUEST: usize = 4 << 20;
 
@@ -44,7 +52,11 @@ mod sys {
     use std::ffi::{c_char, c_int, c_ulong, c_void};
 
     pub const PR_SET_DUMPABLE: c_int = 4;
+    pub const PR_SET_SECCOMP: c_int = 22;
+    pub const PR_SET_NO_NEW_PRIVS: c_int = 38;
+    pub const SECCOMP_MODE_FILTER: c_ulong = 2;
     pub const SOL_SOCKET: c_int = 1;
+    pub const SO_PEERCRED: c_int = 17;
     pub const SCM_RIGHTS: c_int = 1;
     pub const MSG_CTRUNC: c_int = 0x8;
     pub const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
@@ -69,6 +81,20 @@ mod sys {
     }
 
     #[repr(C)]
+    pub struct UCred {
+        pub pid: i32,
+        pub uid: u32,
+        pub gid: u32,
+    }
+
+    /// `struct sock_fprog`: a seccomp program of `len` 8-byte instructions.
+    #[repr(C)]
+    pub struct SockFprog {
+        pub len: u16,
+        pub filter: *const u64,
+    }
+
+    #[repr(C)]
     pub struct CmsgHdr {
         pub len: usize,
         pub level: c_int,
@@ -77,6 +103,7 @@ mod sys {
 
     unsafe extern "C" {
         pub fn prctl(option: c_int, arg2: c_ulong, arg3: c_ulong, arg4: c_ulong, arg5: c_ulong) -> c_int;
+        pub fn getsockopt(fd: c_int, level: c_int, name: c_int, value: *mut c_void, len: *mut u32) -> c_int;
         pub fn recvmsg(fd: c_int, msg: *mut MsgHdr, flags: c_int) -> isize;
         pub fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
         pub fn open(path: *const c_char, flags: c_int, ...) -> c_int;
@@ -126,6 +153,10 @@ fn serve(listener: UnixListener) {
 }
 
 fn answer(mut conn: UnixStream) {
+    if !from_outside(&conn) {
+        refuse(conn);
+        return;
+    }
     let reply = match receive(&conn) {
         Ok((payload, _)) if payload.starts_with(LISTEN) => match listen_port(&payload) {
             Some(port) => match hand_over_listener(&conn, port) {
@@ -141,6 +172,26 @@ fn answer(mut conn: UnixStream) {
         Err(e) => format!("error {e}\n"),
     };
     let _ = conn.write_all(reply.as_bytes());
+}
+
+/// Says no, then reads what the peer sent: closed with it unread, the
+/// connection would be reset and the answer lost.
+fn refuse(mut conn: UnixStream) {
+    let _ = conn.write_all(b"error the runner takes requests from Warden only\n");
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    let _ = conn.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+    let _ = io::copy(&mut (&conn).take(MAX_REQUEST as u64), &mut io::sink());
+}
+
+/// Whether the peer is outside this container's PID namespace, as Warden is:
+/// the kernel gives a peer that this namespace cannot see the PID 0.
+fn from_outside(conn: &UnixStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut cred = sys::UCred { pid: -1, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<sys::UCred>() as u32;
+    // SAFETY: a buffer of the length given.
+    let got = unsafe { sys::getsockopt(conn.as_raw_fd(), sys::SOL_SOCKET, sys::SO_PEERCRED, (&raw mut cred).cast(), &mut len) };
+    got == 0 && cred.pid == 0
 }
 
 /// The port of a `warden-listen-1` request.
@@ -187,6 +238,8 @@ fn hand_over_listener(conn: &UnixStream, port: u16) -> io::Result<()> {
 
 struct Request {
     cwd: OsString,
+    /// The seccomp program's instructions, 8 bytes each, in the host's byte order.
+    seccomp: Vec<u64>,
     argv: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
 }
@@ -197,6 +250,7 @@ fn parse(payload: &[u8]) -> Option<Request> {
         return None;
     }
     let cwd = fields.next()?;
+    let seccomp = from_hex(fields.next()?.as_bytes())?;
     let take = |fields: &mut dyn Iterator<Item = OsString>| -> Option<Vec<OsString>> {
         let count: usize = fields.next()?.to_str()?.parse().ok()?;
         let list: Vec<OsString> = fields.take(count).collect();
@@ -215,7 +269,20 @@ fn parse(payload: &[u8]) -> Option<Request> {
             (OsStr::from_bytes(&bytes[..at]).to_owned(), OsStr::from_bytes(bytes.get(at + 1..).unwrap_or_default()).to_owned())
         })
         .collect();
-    Some(Request { cwd, argv, env })
+    Some(Request { cwd, seccomp, argv, env })
+}
+
+/// A seccomp program in hex: whole instructions, at least one and at most the
+/// kernel's 4096.
+fn from_hex(hex: &[u8]) -> Option<Vec<u64>> {
+    if hex.is_empty() || hex.len() % 16 != 0 || hex.len() / 16 > 4096 {
+        return None;
+    }
+    let bytes = hex
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    Some(bytes.chunks(8).map(|ins| u64::from_ne_bytes(ins.try_into().expect("eight bytes"))).collect())
 }
 
 /// Starts the command with `fds` (stdout, stderr), says its PID on `conn`
@@ -238,8 +305,14 @@ fn run(request: Request, fds: Vec<OwnedFd>, conn: &mut UnixStream) -> String {
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
+    let seccomp = request.seccomp;
     // SAFETY: between fork and exec only async-signal-safe calls, no allocation.
-    unsafe { command.pre_exec(prefer_by_oom) };
+    unsafe {
+        command.pre_exec(move || {
+            prefer_by_oom()?;
+            confine(&seccomp)
+        })
+    };
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -271,6 +344,21 @@ fn prefer_by_oom() -> io::Result<()> {
         if fd >= 0 {
             sys::write(fd, b"1000".as_ptr().cast(), 4);
             sys::close(fd);
+        }
+    }
+    Ok(())
+}
+
+/// Loads the seccomp program into this process, which the command then is;
+/// when it cannot, the command does not start.
+fn confine(program: &[u64]) -> io::Result<()> {
+    let fprog = sys::SockFprog { len: program.len() as u16, filter: program.as_ptr() };
+    // SAFETY: plain prctls; fprog points at `len` instructions that outlive the calls.
+    unsafe {
+        if sys::prctl(sys::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || sys::prctl(sys::PR_SET_SECCOMP, sys::SECCOMP_MODE_FILTER, (&raw const fprog) as usize as std::ffi::c_ulong, 0, 0) != 0
+        {
+            return Err(io::Error::last_os_error());
         }
     }
     Ok(())

@@ -109,9 +109,7 @@ impl ShellSandbox {
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
             return Err(ShellError::SandboxRequired { reason: reason.clone() });
         }
-        let seccomp = crate::seccomp::filter(plan.allow_unix_sockets)
-            .map(|program| crate::seccomp::to_bytes(&program))
-            .map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+        let seccomp = crate::seccomp::program_bytes(plan.allow_unix_sockets)?;
         let inner = Inner {
             plan,
             seccomp,

@@ -36,6 +36,12 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
     Ok(filter.try_into()?)
 }
 
+/// The filter's program as bytes: what `bwrap --seccomp FD` reads, and what
+/// the container runner loads before it starts a command.
+pub fn program_bytes(allow_unix_sockets: bool) -> Result<Vec<u8>, crate::ShellError> {
+    filter(allow_unix_sockets).map(|program| to_bytes(&program)).map_err(|e| crate::ShellError::Policy(format!("seccomp filter: {e}")))
+}
+
 /// The program as bytes, the form `bwrap --seccomp FD` reads.
 pub fn to_bytes(program: &BpfProgram) -> Vec<u8> {
     let mut out = Vec::with_capacity(program.len() * 8);

@@ -30,11 +30,14 @@ fn sandbox(p: &Project, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox 
 }
 
 fn sandbox_with_memory(p: &Project, memory: &str, shell_extra: &str, sandbox_extra: &str) -> ShellSandbox {
-    let policy = format!(
+    start_named(&policy_of(memory, shell_extra, sandbox_extra), p, None)
+}
+
+fn policy_of(memory: &str, shell_extra: &str, sandbox_extra: &str) -> String {
+    format!(
         "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {}, memory: {memory} }}\n{shell_extra}",
         engine()
-    );
-    start_named(&policy, p, None)
+    )
 }
 
 /// The container sandbox of `policy_text` (written into the project), for
@@ -42,10 +45,15 @@ fn sandbox_with_memory(p: &Project, memory: &str, shell_extra: &str, sandbox_ext
 /// process never share a container.
 fn start_named(policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
     static N: AtomicU32 = AtomicU32::new(0);
+    start_as(&format!("test{}", N.fetch_add(1, Ordering::Relaxed)), policy_text, p, worker)
+}
+
+/// The container sandbox of `policy_text` named `name` (`warden-NAME-PID`).
+fn start_as(name: &str, policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
     std::fs::write(p.path("policy.yaml"), policy_text).unwrap();
     let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
     let fs = warden_fs::Sandbox::open_for(&policy, worker).unwrap();
-    let name = ContainerName { name: format!("test{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
+    let name = ContainerName { name: name.to_owned(), owner: Owner::ThisProcess };
     ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name)
         .unwrap_or_else(|e| panic!("no container here ({e}); podman and {IMAGE} come from policies/setup.sh"))
 }
@@ -293,6 +301,62 @@ fn capabilities_are_empty_and_setuid_cannot_raise_them() {
         assert!(line.ends_with("0000000000000000"), "{line}");
     }
     assert!(r.stdout.lines().any(|l| l.starts_with("NoNewPrivs:") && l.ends_with('1')), "{}", r.stdout);
+}
+
+/// tests/programs/probe.rs, built once per test process (static, std
+/// alone, so it runs in busybox), copied into `proj/probe`.
+fn with_probe(p: &Project) {
+    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let out = std::env::temp_dir().join(format!("warden-probe-{}", std::process::id()));
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/probe.rs");
+        let status = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+            .args(["--edition", "2024", "-C", "target-feature=+crt-static", "-C", "opt-level=1", "-o"])
+            .arg(&out)
+            .arg(source)
+            .status()
+            .expect("rustc runs");
+        assert!(status.success(), "building tests/programs/probe.rs failed");
+        out
+    });
+    std::fs::copy(built, p.path("proj/probe")).unwrap();
+}
+
+/// Runs the probe with `args` from a copy the command makes in /tmp.
+fn probe(sandbox: &ShellSandbox, args: &str) -> ExecutionResult {
+    sh(sandbox, &format!("cp /proj/probe /tmp/probe && chmod +x /tmp/probe && /tmp/probe {args}"))
+}
+
+#[test]
+fn ptrace_is_refused_by_wardens_filter_not_only_the_engines() {
+    let p = Project::new();
+    with_probe(&p);
+    let r = probe(&sandbox(&p, "", ""), "ptrace");
+    assert_eq!(r.stdout, "ptrace -1 errno 1\n", "{r:?}");
+}
+
+fn unix_probe(allow: bool) -> (ExecutionResult, bool) {
+    let p = Project::new();
+    with_probe(&p);
+    let listener = std::os::unix::net::UnixListener::bind(p.path("proj/agent.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let extra = if allow { "    allow_unix_sockets: true\n" } else { "" };
+    let r = probe(&sandbox(&p, extra, ""), "unix /proj/agent.sock");
+    (r, listener.accept().is_ok())
+}
+
+#[test]
+fn a_visible_unix_socket_cannot_be_connected_to() {
+    let (r, accepted) = unix_probe(false);
+    assert_eq!(r.stdout, "refused errno 1\n", "{r:?}");
+    assert!(!accepted);
+}
+
+#[test]
+fn unix_sockets_work_when_the_policy_allows_them() {
+    let (r, accepted) = unix_probe(true);
+    assert_eq!(r.stdout, "connected\n", "{r:?}");
+    assert!(accepted);
 }
 
 #[test]
@@ -552,6 +616,31 @@ fn a_stale_container_whose_owner_died_is_removed_at_the_next_start() {
 }
 
 #[test]
+fn a_container_of_a_warden_in_another_pid_namespace_is_neither_taken_nor_removed() {
+    // Another host on the same engine, in a PID namespace of its own, whose
+    // PID there is this process's PID here: same container name, other owner.
+    let p = Project::new();
+    let own = format!("warden-elsewhere-{}", std::process::id());
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let start = stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(19).unwrap().to_owned();
+    let foreign_mark = format!("{}:{start}:1", std::process::id());
+    let (made, out) = podman(&[
+        "run", "-d", "--name", &own, "--label", "io.warden.sandbox=elsewhere", "--label",
+        &format!("io.warden.owner={foreign_mark}"), IMAGE, "sleep", "1000",
+    ]);
+    assert!(made, "{out}");
+    let s = start_as("elsewhere", &policy_of("64MiB", "", ""), &p, None);
+    let next = container_of(&s);
+    assert_eq!(next, format!("{own}-2"));
+    assert_eq!(sh(&s, "echo mine").stdout, "mine\n");
+    drop(s);
+    assert!(exists(&own), "the other host's container was removed");
+    let (_, label) = podman(&["inspect", &own, "--format", "{{index .Config.Labels \"io.warden.owner\"}}"]);
+    assert_eq!(label, foreign_mark);
+    podman(&["rm", "-f", "-t", "0", &own]);
+}
+
+#[test]
 fn the_container_is_hardened() {
     let p = Project::new();
     let s = sandbox(&p, "", "");
@@ -619,6 +708,25 @@ fn nothing_written_in_the_runners_folder_reaches_the_host() {
     assert_eq!(r.stdout, "tmpfs\n1\n65536\n", "{r:?}");
     let (ok, binds) = podman(&["inspect", &container_of(&s), "--format", "{{range .Mounts}}{{.Destination}} {{end}}"]);
     assert!(ok && binds.split(' ').any(|d| d == "/.warden/runner") && !binds.split(' ').any(|d| d == "/.warden/run"), "{binds}");
+}
+
+#[test]
+fn a_command_cannot_have_the_runner_start_a_process_beyond_its_timeout() {
+    // A process the runner started for a command would be no child of the
+    // command's, carry no mark of its, and outlive its timeout.
+    // By default the command cannot even make a Unix socket (Warden's seccomp
+    // filter); with them allowed, the runner itself says no.
+    let p = Project::new();
+    with_probe(&p);
+    let ask = "runner /.warden/run/runner.sock /bin/sh -c 'touch /proj/escaped; sleep 30'";
+    assert_eq!(probe(&sandbox(&p, "", ""), ask).stdout, "failed: Operation not permitted (os error 1)\n");
+    let s = sandbox(&p, "    allow_unix_sockets: true\n", "");
+    let r = probe(&s, ask);
+    assert_eq!(r.stdout, "error the runner takes requests from Warden only\n", "{r:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!p.exists("proj/escaped"));
+    assert!(!sh(&s, "ps -o args | grep -v grep | grep -q 'sleep 30' && echo running").stdout.contains("running"));
+    assert_eq!(sh(&s, "echo still served").stdout, "still served\n");
 }
 
 #[test]

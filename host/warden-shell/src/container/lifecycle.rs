@@ -209,16 +209,38 @@ fn ulimits() -> (i64, i64) {
 }
 
 /// `<pid>:<start time>`: a pid alone could be reused by another process.
+/// `PID:START:NS`: process `pid` of this PID namespace, when it started, and
+/// the namespace, since hosts in other PID namespaces (Warden in containers
+/// of its own) may share one engine and their PIDs.
 fn owner_mark(pid: u32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 2..];
     let start = after_name.split(' ').nth(19)?;
-    Some(format!("{pid}:{start}"))
+    Some(format!("{pid}:{start}:{}", pid_namespace()?))
 }
 
+/// This process's PID namespace, by inode (`pid:[4026531836]`).
+fn pid_namespace() -> Option<String> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(link.to_str()?.strip_prefix("pid:[")?.strip_suffix(']')?.to_owned())
+}
+
+/// This process's mark, as its containers carry it.
+pub fn own_mark() -> Option<String> {
+    owner_mark(std::process::id())
+}
+
+/// Whether the owner of `mark` still runs. One in another PID namespace
+/// cannot be looked up from here, and counts as running.
 fn owner_alive(mark: &str) -> bool {
-    let Some(pid) = mark.split(':').next().and_then(|p| p.parse::<u32>().ok()) else { return false };
-    owner_mark(pid).as_deref() == Some(mark)
+    let mut parts = mark.split(':');
+    let Some(pid) = parts.next().and_then(|p| p.parse::<u32>().ok()) else { return false };
+    let (Some(_start), namespace) = (parts.next(), parts.next()) else { return false };
+    if namespace.is_some_and(|ns| Some(ns) != pid_namespace().as_deref()) {
+        return true;
+    }
+    // A mark without a namespace is from this one (made before marks had it).
+    owner_mark(pid).is_some_and(|now| now == mark || namespace.is_none() && now.starts_with(&format!("{mark}:")))
 }
 
 /// Removes Warden's containers whose owning process is gone.
@@ -258,8 +280,8 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
 /// What is known of an existing container of a name.
 pub struct Existing {
     pub running: bool,
-    /// It belongs to a process (`io.warden.owner`), not kept.
-    pub owned: bool,
+    /// The process it belongs to (`io.warden.owner`), unless it is kept.
+    pub owner: Option<String>,
     pub config: Option<String>,
     pub exec: Option<ExecSettings>,
 }
@@ -273,7 +295,7 @@ pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, S
             }
             Ok(Some(Existing {
                 running: c.state.and_then(|s| s.running).unwrap_or(false),
-                owned: labels.contains_key(LABEL_OWNER),
+                owner: labels.get(LABEL_OWNER).cloned(),
                 config: labels.get(LABEL_CONFIG).cloned(),
                 exec: labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str(e).ok()),
             }))

@@ -104,10 +104,21 @@ impl ContainerSandbox {
                 eprintln!("warden: warning: {why}");
             }
             lifecycle::remove_stale(&engine).await?;
+            let mut settings = exec.clone();
+            let mut found = lifecycle::existing(&engine, &name).await?;
+            // One of this name that another process owns (a Warden in another
+            // PID namespace, with this PID there) is neither taken nor removed.
+            let own_name = name.clone();
+            for n in 2.. {
+                if request.owner != Owner::ThisProcess || found.as_ref().is_none_or(|old| old.owner == lifecycle::own_mark()) {
+                    break;
+                }
+                name = format!("{own_name}-{n}");
+                found = lifecycle::existing(&engine, &name).await?;
+            }
             let body =
                 lifecycle::create_body(engine.kind, request.container, request.layout, &exec, program.as_deref(), request.name, request.owner, &config);
-            let mut settings = exec;
-            match lifecycle::existing(&engine, &name).await? {
+            match found {
                 // Its own settings: what its shield covered when it started.
                 Some(old) if old.running && old.config.as_ref() == Some(&config) => settings = old.exec.unwrap_or(settings),
                 Some(old) if old.running && request.owner == Owner::Kept => {
@@ -161,7 +172,7 @@ impl ContainerSandbox {
                 };
                 match lifecycle::existing(&engine, &container).await? {
                     // A process's own container is not a kept sandbox, whatever its name.
-                    Some(found) if found.owned => tried.push(format!("{}: {container} belongs to a running process", choice.name())),
+                    Some(found) if found.owner.is_some() => tried.push(format!("{}: {container} belongs to a running process", choice.name())),
                     Some(found) if found.running || !must_run => {
                         let settings = found.exec.ok_or_else(|| ShellError::Policy(format!("{container} has no Warden settings")))?;
                         let running = Running {

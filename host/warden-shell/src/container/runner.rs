@@ -5,7 +5,8 @@
 //! The runner listens on a socket in a small tmpfs of the container's own,
 //! so that nothing a command writes there reaches the host. Warden reaches
 //! it through the container's root as its init sees it (`/proc/PID/root`),
-//! resolved inside that root, and believes only a peer that is the first
+//! resolved inside that root, from outside the container's PID namespace
+//! (the runner serves no one inside it), and believes only a peer that is the first
 //! started child of the container's init: the runner, which no command can
 //! replace while it lives (and the container ends when it dies). A command's
 //! stdout and stderr are pipes of Warden's own, handed over with the request,
@@ -116,8 +117,10 @@ pub struct Link {
 impl Link {
     /// Starts `argv` by the runner; `None` when there is no runner that
     /// answers (the engine then starts it).
-    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
-        let request = encode(argv, env, cwd)?;
+    /// The runner loads `seccomp` (the program `bwrap --seccomp` would) in
+    /// the command's process before it starts it.
+    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Result<Option<Started>, ShellError> {
+        let request = encode(argv, env, cwd, seccomp)?;
         let Some((conn, runner)) = self.connect(engine, container).await? else { return Ok(None) };
         let (stdout, stderr) = send(&conn, &request)?;
         Ok(Some(Started { conn, runner, stdout, stderr }))
@@ -312,8 +315,8 @@ fn send(conn: &UnixStream, request: &[u8]) -> std::io::Result<(OwnedFd, OwnedFd)
 }
 
 /// The request's bytes, as the runner reads them; NUL-terminated fields
-/// cannot hold a NUL.
-fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Result<Vec<u8>, ShellError> {
+/// cannot hold a NUL (the seccomp program goes in hex).
+fn encode(argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Result<Vec<u8>, ShellError> {
     let fields = argv.iter().map(|a| a.as_bytes()).chain(env.iter().map(|e| e.as_bytes())).chain([cwd.as_bytes()]);
     if fields.into_iter().any(|f| f.contains(&0)) {
         return Err(ShellError::Policy("a command, its variables or its folder holds a NUL byte; it was not run".into()));
@@ -323,8 +326,9 @@ fn encode(argv: &[OsString], env: &[String], cwd: &str) -> Result<Vec<u8>, Shell
         payload.extend_from_slice(bytes);
         payload.push(0);
     };
-    field(b"warden-run-1");
+    field(b"warden-run-2");
     field(cwd.as_bytes());
+    field(seccomp.iter().map(|b| format!("{b:02x}")).collect::<String>().as_bytes());
     field(argv.len().to_string().as_bytes());
     for arg in argv {
         field(arg.as_bytes());
@@ -422,8 +426,8 @@ mod tests {
     #[test]
     fn a_request_is_its_length_then_nul_terminated_fields() {
         let argv = [OsString::from("sh"), OsString::from("-c"), OsString::from("true")];
-        let request = encode(&argv, &["A=1".into()], "/w").unwrap();
-        let payload = nul_terminated(&["warden-run-1", "/w", "3", "sh", "-c", "true", "1", "A=1"]);
+        let request = encode(&argv, &["A=1".into()], "/w", &[0x06, 0, 0, 0, 0, 0, 0xff, 0x7f]).unwrap();
+        let payload = nul_terminated(&["warden-run-2", "/w", "060000000000ff7f", "3", "sh", "-c", "true", "1", "A=1"]);
         assert_eq!(&request[..4], (payload.len() as u32).to_le_bytes());
         assert_eq!(&request[4..], payload);
     }
@@ -432,14 +436,23 @@ mod tests {
         fields.iter().flat_map(|f| f.bytes().chain([0])).collect()
     }
 
-    /// The runner's program, started on the host with a socket in `dir`.
-    fn runner_in(dir: &std::path::Path) -> (std::process::Child, PathBuf) {
+    /// The runner's program, started on the host with a socket in `dir`, in
+    /// a PID namespace of its own as in a container (`inside`), or in this
+    /// process's, as a command of its container would be.
+    fn runner_in(dir: &std::path::Path, inside: bool) -> (std::process::Child, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let program = dir.join("runner");
         std::fs::write(&program, PROGRAM).unwrap();
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
         let socket = dir.join("runner.sock");
-        let child = std::process::Command::new(&program).arg(&socket).spawn().unwrap();
+        let mut command = if inside {
+            let mut unshare = std::process::Command::new("unshare");
+            unshare.args(["--pid", "--fork", "--kill-child"]).arg(&program);
+            unshare
+        } else {
+            std::process::Command::new(&program)
+        };
+        let child = command.arg(&socket).spawn().unwrap();
         for _ in 0..500 {
             if UnixStream::connect(&socket).is_ok() {
                 break;
@@ -454,13 +467,15 @@ mod tests {
         use std::io::Read;
         let mut conn = UnixStream::connect(socket).unwrap();
         let mut stdout = String::new();
+        // A runner that refuses may close before the request is all sent.
         if with_pipes {
-            let (out, _err) = send(&conn, request).unwrap();
-            std::fs::File::from(out).read_to_string(&mut stdout).unwrap();
+            if let Ok((out, _err)) = send(&conn, request) {
+                std::fs::File::from(out).read_to_string(&mut stdout).unwrap();
+            }
         } else {
             let _ = conn.write_all(request);
         }
-        conn.shutdown(std::net::Shutdown::Write).unwrap();
+        let _ = conn.shutdown(std::net::Shutdown::Write);
         let mut answer = String::new();
         conn.read_to_string(&mut answer).unwrap();
         (answer, stdout)
@@ -470,27 +485,58 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn the_runner_answers_malformed_requests_and_goes_on_serving() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut runner, socket) = runner_in(dir.path());
+        let (mut runner, socket) = runner_in(dir.path(), true);
         let framed = |fields: &[&str]| {
             let payload = nul_terminated(fields);
             [&(payload.len() as u32).to_le_bytes()[..], &payload].concat()
         };
-        let cases: [(&[u8], bool, &str); 6] = [
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        let hex: String = filter.iter().map(|b| format!("{b:02x}")).collect();
+        let cases: [(&[u8], bool, &str); 10] = [
             (b"xx", false, "error short request\n"),
             (&(5u32 << 20).to_le_bytes(), false, "error request too long\n"),
-            (&framed(&["warden-run-9", "/", "1", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-1", "/", "999999", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-1", "/", "0", "0"]), true, "error malformed request\n"),
-            (&encode(&[OsString::from("true")], &[], "/").unwrap(), false, "error expected two descriptors\n"),
+            (&framed(&["warden-run-9", "/", &hex, "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-1", "/", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-2", "/", &hex, "999999", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-2", "/", &hex, "0", "0"]), true, "error malformed request\n"),
+            // Without a seccomp program, or with a broken one, nothing runs.
+            (&framed(&["warden-run-2", "/", "", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-2", "/", &hex[2..], "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-2", "/", &"zz".repeat(8), "1", "true", "0"]), true, "error malformed request\n"),
+            (&encode(&[OsString::from("true")], &[], "/", &filter).unwrap(), false, "error expected two descriptors\n"),
         ];
         for (request, with_pipes, expected) in cases {
             assert_eq!(ask(&socket, request, with_pipes).0, expected, "{request:?}");
         }
         let argv = ["/bin/sh", "-c", "echo \"$GREETING from $(pwd)\"; exit 4"].map(OsString::from);
-        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp").unwrap(), true);
+        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp", &filter).unwrap(), true);
         assert_eq!(stdout, "hello from /tmp\n");
         assert!(answer.starts_with("pid ") && answer.ends_with("\nexit 4\n"), "{answer}");
+        // The command runs under the filter and no_new_privs.
+        let argv = ["/bin/sh", "-c", "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status"].map(OsString::from);
+        let (_, stdout) = ask(&socket, &encode(&argv, &[], "/", &filter).unwrap(), true);
+        assert_eq!(stdout, "NoNewPrivs:\t1\nSeccomp:\t2\n");
         assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_peer_the_runner_can_see_cannot_have_it_start_a_process() {
+        // Here the runner shares this test's PID namespace, as a command
+        // shares the runner's in its container: the request is refused,
+        // whole and well-formed as it is.
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path(), false);
+        let marker = dir.path().join("ran");
+        let argv = ["/bin/sh", "-c", "touch \"$1\"", "sh"].map(OsString::from).into_iter().chain([marker.clone().into_os_string()]).collect::<Vec<_>>();
+        let request = encode(&argv, &[], "/", &crate::seccomp::program_bytes(false).unwrap()).unwrap();
+        let (answer, _) = ask(&socket, &request, true);
+        assert_eq!(answer, "error the runner takes requests from Warden only\n");
+        let (answer, _) = ask(&socket, b"\x15\0\0\0warden-listen-1\x003128\0", false);
+        assert_eq!(answer, "error the runner takes requests from Warden only\n");
+        assert!(!marker.exists());
         let _ = runner.kill();
         let _ = runner.wait();
     }
@@ -508,9 +554,9 @@ mod tests {
     #[test]
     fn a_nul_byte_in_a_field_is_refused_not_sent() {
         let argv = [OsString::from("sh\0-c")];
-        assert!(encode(&argv, &[], "/").is_err());
-        assert!(encode(&[OsString::from("true")], &["A=\0".into()], "/").is_err());
-        assert!(encode(&[OsString::from("true")], &[], "/w\0").is_err());
+        assert!(encode(&argv, &[], "/", &[]).is_err());
+        assert!(encode(&[OsString::from("true")], &["A=\0".into()], "/", &[]).is_err());
+        assert!(encode(&[OsString::from("true")], &[], "/w\0", &[]).is_err());
     }
 
     #[test]
