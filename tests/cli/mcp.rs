@@ -111,6 +111,19 @@ impl Client {
         }
     }
 
+    /// Reads until the response to request `id` comes, within `wait`.
+    fn response_within(&mut self, id: u64, wait: Duration) -> Option<Value> {
+        let until = std::time::Instant::now() + wait;
+        while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+            match self.read_within(left) {
+                Some(message) if message["id"] == json!(id) => return Some(message),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
+    }
+
     /// Reads until a message with `method` comes, within `wait`.
     fn wait_for(&mut self, method: &str, wait: Duration) -> Option<Value> {
         let until = std::time::Instant::now() + wait;
@@ -165,13 +178,11 @@ impl Client {
         self.request("tools/call", json!({ "name": tool, "arguments": arguments }))
     }
 
-    /// A 2025-11-25 call during which the server may ask the person
-    /// (`elicitation/create`): each form is answered with the next of
+    /// A call during which the server may ask the person
+    /// (`elicitation/create`, 2025-11-25): each form is answered with the next of
     /// `answers` and kept. Returns the call's result and the forms.
     fn call_answering(&mut self, tool: &str, arguments: Value, answers: &[Value]) -> (Value, Vec<Value>) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }).to_string());
+        let id = self.start_request("tools/call", json!({ "name": tool, "arguments": arguments }));
         let mut forms = Vec::new();
         loop {
             let message = self.read();
@@ -446,7 +457,7 @@ fn a_tool_name_model_apis_refuse_stops_the_server_before_it_serves() {
 #[test]
 fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
     let f = Fixture::new();
-    f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", "sandbox:\n  shell: {}\n  limits: { timeout: 5s }\n"));
+    f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", "sandbox:\n  shell: { max_output: 1KiB }\n  limits: { timeout: 5s }\n"));
     let (mut c, _) = Client::connect(&f, OLD, &[]);
     let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
     let run = tools.iter().find(|t| t["name"] == "run_command").expect("run_command is offered");
@@ -458,6 +469,10 @@ fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
     assert_eq!(std::fs::read_to_string(f.path("portfolio/made.md")).unwrap(), "hi\n");
     let slow = c.call("run_command", json!({ "command": "sleep 30", "timeout_s": 0.3 }));
     assert_eq!((slow["isError"].clone(), slow["structuredContent"]["exit_code"].clone()), (json!(true), json!(124)));
+    // Output past the cap is cut, marked, and an error: the model must not take it for the whole.
+    let flood = c.call("run_command", json!({ "command": "yes flood | head -c 100000" }));
+    assert_eq!((flood["isError"].clone(), flood["structuredContent"]["truncated"].clone()), (json!(true), json!(true)));
+    assert!(flood["structuredContent"]["stdout"].as_str().unwrap().ends_with("\n[warden: output truncated after 1024 bytes]\n"), "{flood}");
     let pwd = c.call("run_command", json!({ "command": "pwd", "cwd": "/pipeline" }));
     assert_eq!(ok(&pwd)["stdout"], format!("{}\n", f.dir.path().canonicalize().unwrap().join("pipeline").display()));
     assert_eq!(refused(&c.call("run_command", json!({ "command": "true", "timeout_s": -1 }))), "Invalid arguments for run_command: timeout_s: -1 is not a positive number of seconds");
@@ -533,12 +548,19 @@ fn a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel() {
 }
 
 #[test]
-fn a_2025_client_without_elicitation_gets_the_refusal_and_is_never_asked() {
+fn a_client_without_elicitation_gets_the_refusal_and_is_never_asked() {
     let f = Fixture::new();
     f.file("policy.yaml", APPROVAL_POLICY);
-    let (mut c, _) = Client::connect(&f, OLD, &[]);
-    let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/a.md", "content": "x" }), &[]);
-    assert_eq!((forms.len(), refused(&result)), (0, "Cannot write to '/portfolio/a.md': access needs the user's approval, which may be requested.\nWritable paths: none"));
+    for revision in [OLD, NEW] {
+        let (mut c, _) = Client::connect(&f, revision, &[]);
+        let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/a.md", "content": "x" }), &[]);
+        assert_ne!(result["resultType"], "input_required", "{revision}: asked in the result: {result}");
+        assert_eq!(
+            (forms.len(), refused(&result)),
+            (0, "Cannot write to '/portfolio/a.md': access needs the user's approval, which may be requested.\nWritable paths: none"),
+            "{revision}"
+        );
+    }
 }
 
 #[test]
@@ -567,6 +589,10 @@ fn a_2026_client_is_asked_in_the_result_and_answers_by_calling_again() {
     assert_eq!(refused(&again(&mut c, &other, &state, accept("session", "/portfolio"))), refusal);
     assert_eq!(refused(&again(&mut c, &other, "forged", accept("session", "/portfolio"))), refusal);
     assert!(!f.path("portfolio/b.md").exists());
+    // An answered state is spent: sent again, by the same client even, it grants nothing.
+    std::fs::remove_file(f.path("portfolio/a.md")).unwrap();
+    assert_eq!(refused(&again(&mut c, &arguments, &state, accept("once", "/portfolio"))), refusal);
+    assert!(!f.path("portfolio/a.md").exists());
     // A decline is today's refusal.
     let asked = c.call("write_file", other.clone());
     let declined = again(&mut c, &other, asked["requestState"].as_str().unwrap(), json!({ "action": "decline" }));
@@ -600,12 +626,32 @@ fn a_cancelled_call_stops_its_component_and_frees_its_slot() {
     policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 60s }} }}\n", guest("hostile/stuck.wasm")));
     let (mut c, _) = Client::connect(&f, OLD, &["--max-concurrent", "1"]);
     let spin = c.start_request("tools/call", json!({ "name": "stuck__spin", "arguments": {} }));
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The endless loop holds the one slot: a read waits behind it.
+    let read = c.start_request("tools/call", json!({ "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } }));
+    assert_eq!(c.response_within(read, Duration::from_secs(1)), None, "the read did not wait for the loop");
     c.cancel(spin);
-    // The one slot is free again only if the endless loop stopped.
+    // The slot is free again only if the endless loop stopped.
     let start = std::time::Instant::now();
-    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
-    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+    let response = c.response_within(read, Duration::from_secs(5)).expect("the loop went on after its cancellation");
+    assert_eq!(ok(&response["result"])["content"], "hello notes");
+    eprintln!("the read was answered {:?} after the cancellation", start.elapsed());
+}
+
+#[test]
+fn calls_of_one_client_run_side_by_side() {
+    // The loop and the read share the program's approval session.
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 60s }} }}\n", guest("hostile/stuck.wasm")));
+    for revision in [OLD, NEW] {
+        let (mut c, _) = Client::connect(&f, revision, &["--max-concurrent", "2"]);
+        let spin = c.start_request("tools/call", json!({ "name": "stuck__spin", "arguments": {} }));
+        std::thread::sleep(Duration::from_millis(300));
+        let read = c.start_request("tools/call", json!({ "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } }));
+        let response = c.response_within(read, Duration::from_secs(10)).expect("the read waited for the loop");
+        assert_eq!(ok(&response["result"])["content"], "hello notes", "{revision}");
+        assert_eq!(c.response_within(spin, Duration::from_millis(100)), None, "{revision}: the loop ended");
+        c.cancel(spin);
+    }
 }
 
 #[test]
@@ -619,12 +665,15 @@ fn a_cancelled_command_is_killed_with_its_children() {
     while !running("sleep 61") && seen.elapsed() < std::time::Duration::from_secs(10) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    assert!(running("sleep 61") && running("sleep 60"), "the command never started");
+    let read = c.start_request("tools/call", json!({ "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } }));
+    assert_eq!(c.response_within(read, Duration::from_millis(500)), None, "the read did not wait for the command");
     c.cancel(id);
-    let start = std::time::Instant::now();
-    assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
-    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+    let response = c.response_within(read, Duration::from_secs(5)).expect("the command held its slot after its cancellation");
+    assert_eq!(ok(&response["result"])["content"], "hello notes");
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(!running("sleep 61") && !running("sleep 60"), "the command survived its cancellation");
+    assert!(!running(&marker));
 }
 
 #[test]

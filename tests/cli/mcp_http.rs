@@ -55,10 +55,11 @@ impl Server {
 
     fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        // The loopback Host unless the test gives its own.
+        let host = if headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) { String::new() } else { format!("Host: 127.0.0.1:{}\r\n", self.port) };
         let mut request = format!(
-            "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+            "{method} /mcp HTTP/1.1\r\n{host}Content-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-            self.port,
             body.len()
         );
         for (name, value) in headers {
@@ -183,6 +184,18 @@ fn a_foreign_origin_gets_403_and_the_servers_own_passes() {
     }
     let own = format!("http://localhost:{}", server.port);
     assert_eq!(server.post(&[("Origin", &own)], &initialize().to_string()).0, 200);
+}
+
+#[test]
+fn a_host_other_than_loopback_gets_403_against_dns_rebinding() {
+    // A page whose name the attacker re-points at 127.0.0.1 sends its own name as Host.
+    let f = Fixture::new();
+    let server = Server::start(&f, &[]);
+    for host in ["evil.example", &format!("evil.example:{}", server.port), "10.0.0.1"] {
+        let (status, _, body) = server.post(&[("Host", host)], &initialize().to_string());
+        assert_eq!(status, 403, "{host}: {body}");
+    }
+    assert_eq!(server.post(&[("Host", &format!("localhost:{}", server.port))], &initialize().to_string()).0, 200);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
-use cap_std::fs::{File, OpenOptions};
+use cap_std::fs::{File, OpenOptions, OpenOptionsExt};
 
 use crate::error::{Denial, FsError, Op, Result};
 use crate::error::Access;
@@ -83,7 +83,8 @@ impl Sandbox {
     pub(crate) fn open_file(&self, target: &Target<'_>, op: Op) -> Result<(File, u64)> {
         self.check_file_name(target, op)?;
         let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
+        // Non-blocking, so that opening a FIFO does not wait for a writer for ever.
+        options.read(true).follow(FollowSymlinks::No).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
         let file = match target.mount.dir.open_with(&target.rel, &options) {
             Ok(file) => file,
             Err(_) => {
@@ -94,6 +95,9 @@ impl Sandbox {
         let meta = file.metadata().map_err(|e| io_error(op, target, e, self))?;
         if meta.is_dir() {
             return Err(FsError::IsADirectory { op, path: target.display() });
+        }
+        if !meta.is_file() {
+            return Err(FsError::Unsupported { op, path: target.display(), why: "it is not a regular file (a pipe, socket or device)" });
         }
         let size = meta.len();
         if let Some(max) = target.mount.rules.max_file_bytes.filter(|&m| size > m) {

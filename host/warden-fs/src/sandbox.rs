@@ -116,6 +116,19 @@ impl Sandbox {
     }
 
     /// The same namespace with other mounts, for the approval layer.
+    /// The same sandbox over duplicated handles, for use beside this one.
+    pub fn try_clone(&self) -> Result<Sandbox> {
+        let mounts = self
+            .mounts
+            .iter()
+            .map(|m| {
+                let dir = m.dir.try_clone().map_err(|source| FsError::Io { op: Op::Derive, path: m.path.to_string(), source })?;
+                Ok(OpenMount { path: m.path.clone(), rules: m.rules.clone(), host_root: m.host_root.clone(), dir })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.with_mounts(mounts))
+    }
+
     pub(crate) fn with_mounts(&self, mounts: Vec<OpenMount>) -> Sandbox {
         Sandbox { layout: self.layout, mount_names: self.mount_names.clone(), mounts }
     }

@@ -239,3 +239,29 @@ fn messages_never_contain_host_paths() {
         assert!(!e.contains(&host), "{e}");
     }
 }
+
+#[test]
+fn a_fifo_cannot_hang_a_read_or_a_copy() {
+    // Opening a FIFO for reading waits for a writer: an agent's read of one
+    // would hold its server for ever.
+    let t = Tree::new();
+    rustix::fs::mknodat(rustix::fs::CWD, t.path("portfolio/pipe.md"), rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0).unwrap();
+    let sb = t.sandbox();
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let (done, fifo) = (done.clone(), t.path("portfolio/pipe.md"));
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+            if !done.load(Ordering::Relaxed) {
+                // Unblocks a read stuck in open, so that the test fails instead of hanging.
+                let _ = std::fs::OpenOptions::new().write(true).open(fifo);
+            }
+        })
+    };
+    let not_regular = "Cannot read '/portfolio/pipe.md': it is not a regular file (a pipe, socket or device).";
+    assert_eq!(err(read(&sb, "/portfolio/pipe.md")), not_regular);
+    assert_eq!(err(sb.copy("/portfolio/pipe.md", "/portfolio/copy.md")), not_regular.replace("read", "copy"));
+    done.store(true, Ordering::Relaxed);
+    drop(watchdog);
+    assert!(!t.path("portfolio/copy.md").exists());
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use warden_fs::approval::{ApprovalSession, Approver};
+use warden_fs::approval::{Answer, ApprovalSession, Approver, DenyAll, Request};
+use warden_fs::FsError;
 
 /// How often a long call reports progress, from its first second on.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -59,17 +60,44 @@ impl Drop for Watchers {
     }
 }
 
-/// Runs `f` on the session with this call's approver and client, then gives
-/// the session its own approver back.
-pub fn in_session<T>(session: &Mutex<ApprovalSession>, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> T {
-    let mut session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    session.set_client(asking.client);
-    let own = asking.approver.map(|approver| session.set_approver(approver));
-    let out = f(&mut session);
-    if let Some(own) = own {
-        session.set_approver(own);
+/// One client's approval session for one worker. Each call runs in a fork of
+/// it, so that calls run side by side; grants for the session come back to it.
+pub struct ClientSession {
+    session: Mutex<ApprovalSession>,
+    /// The session's own approver (answers given in advance), which its forks share.
+    own: SharedApprover,
+}
+
+impl ClientSession {
+    pub fn new(mut session: ApprovalSession) -> ClientSession {
+        let own = SharedApprover(Arc::new(Mutex::new(session.set_approver(Box::new(DenyAll)))));
+        ClientSession { session: Mutex::new(session), own }
     }
-    out
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ApprovalSession> {
+        self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[derive(Clone)]
+struct SharedApprover(Arc<Mutex<Box<dyn Approver>>>);
+
+impl Approver for SharedApprover {
+    fn decide(&mut self, request: &Request) -> Answer {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).decide(request)
+    }
+}
+
+/// Runs `f` in a fork of `session` with this call's approver (else the
+/// session's own) and client; the session is locked only to fork and to
+/// take the fork's grants back.
+pub fn in_session<T>(session: &ClientSession, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> Result<T, FsError> {
+    let approver = asking.approver.unwrap_or_else(|| Box::new(session.own.clone()));
+    let mut call = session.lock().fork(approver)?;
+    call.set_client(asking.client);
+    let out = f(&mut call);
+    session.lock().adopt(call);
+    Ok(out)
 }
 
 /// The client takes form elicitations (2025-11-25 capabilities).

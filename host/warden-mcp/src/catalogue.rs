@@ -5,7 +5,7 @@ use warden_fs::approval::ApprovalSession;
 
 use crate::component_tools::Components;
 use crate::file_tools::FileTool;
-use crate::shell_tool::{self, ShellTool};
+use crate::shell_tool::ShellTool;
 
 /// Makes a fresh approval session, for a worker (or the program when `None`),
 /// for each client connection that needs one.
@@ -37,18 +37,23 @@ impl Catalogue {
     /// Two tools with one name is an error naming both.
     pub fn new(offer: Offer) -> Result<Catalogue, String> {
         let mut tools: Vec<Tool> = Vec::new();
+        // Where each tool comes from, to name both of a clash.
+        let mut origins: Vec<String> = Vec::new();
         if offer.file_tools {
             tools.extend(FileTool::ALL.iter().map(|t| t.definition()));
+            origins.resize(tools.len(), "a file tool".to_owned());
         }
         if let Some(shell) = &offer.shell {
             tools.push(shell.definition.clone());
+            origins.push("the shell tool".to_owned());
         }
         if let Some(components) = &offer.components {
             for tool in &components.tools {
-                if let Some(other) = tools.iter().find(|t| t.name == tool.definition.name) {
-                    return Err(format!("two tools are named '{}': {} and {}", other.name, describe(other), describe(&tool.definition)));
+                if let Some(i) = tools.iter().position(|t| t.name == tool.definition.name) {
+                    return Err(format!("two tools are named '{}': {} and {}", tool.definition.name, origins[i], tool.origin()));
                 }
                 tools.push(tool.definition.clone());
+                origins.push(tool.origin());
             }
         }
         // A session as a new client gets one: the sandbox in effect before any grant.
@@ -64,13 +69,5 @@ impl Catalogue {
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
-    }
-}
-
-fn describe(tool: &Tool) -> String {
-    match FileTool::from_name(&tool.name) {
-        Some(_) => "a file tool".to_owned(),
-        None if tool.name == shell_tool::NAME => "the shell tool".to_owned(),
-        None => format!("a tool of component '{}'", tool.name.split("__").next().unwrap_or_default()),
     }
 }

@@ -25,6 +25,13 @@ pub struct ComponentTool {
     component: Arc<Component>,
 }
 
+impl ComponentTool {
+    /// Which tool of which component, for a message.
+    pub fn origin(&self) -> String {
+        format!("the tool '{}' of component '{}'", self.tool, self.component.decl.key)
+    }
+}
+
 /// A declared component, loaded.
 struct Component {
     decl: ToolDecl,

@@ -122,6 +122,8 @@ pub struct Pending {
     arguments: String,
     access: String,
     path: String,
+    /// Random: an answered state is spent, and a second answer with it refused.
+    nonce: String,
 }
 
 impl Pending {
@@ -133,17 +135,15 @@ impl Pending {
 /// Seals and opens the state of 2026-07-28 approvals.
 pub struct StateSeal {
     codec: RequestStateCodec,
+    /// Nonces of the states answered, until they would have expired anyway.
+    spent: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 impl StateSeal {
     /// With a key of the process's own: states outlive neither it nor a restart.
     pub fn new() -> Result<StateSeal, String> {
-        let mut key = [0u8; 32];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key))
-            .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
-        let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
-        Ok(StateSeal { codec })
+        let codec = RequestStateCodec::try_new(random::<32>()?.to_vec()).map_err(|e| e.to_string())?;
+        Ok(StateSeal { codec, spent: Mutex::default() })
     }
 
     /// The call's result asking about `request`.
@@ -153,6 +153,7 @@ impl StateSeal {
             arguments: arguments.to_owned(),
             access: request.access.as_str().to_owned(),
             path: request.path.to_string(),
+            nonce: random::<16>()?.iter().map(|b| format!("{b:02x}")).collect(),
         };
         let options = SealOptions::new().associated_data(tool.as_bytes()).ttl(ANSWER_TIME);
         let state = self.codec.seal_json_with(&pending, &options).map_err(|e| e.to_string())?;
@@ -172,7 +173,7 @@ impl StateSeal {
     ) -> Result<(Pending, ElicitResult), String> {
         let refused = || "this call's approval state is not valid; call the tool again without it".to_owned();
         let pending: Pending = self.codec.open_json_with(state, tool.as_bytes()).map_err(|_| refused())?;
-        if pending.tool != tool || pending.arguments != arguments {
+        if pending.tool != tool || pending.arguments != arguments || !self.spend(&pending.nonce) {
             return Err(refused());
         }
         let result = responses
@@ -181,4 +182,20 @@ impl StateSeal {
             .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel));
         Ok((pending, result))
     }
+
+    /// Whether `nonce` was not spent yet; it is now.
+    fn spend(&self, nonce: &str) -> bool {
+        let now = std::time::Instant::now();
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        spent.retain(|_, at| now.duration_since(*at) < ANSWER_TIME);
+        spent.insert(nonce.to_owned(), now).is_none()
+    }
+}
+
+fn random<const N: usize>() -> Result<[u8; N], String> {
+    let mut bytes = [0u8; N];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+    Ok(bytes)
 }

@@ -13,9 +13,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{watch, Semaphore};
-use warden_fs::approval::{ApprovalSession, Approver, DenyAll};
+use warden_fs::approval::{Approver, DenyAll};
 
-use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, Watchers};
+use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, ClientSession, Watchers};
 use crate::catalogue::{Catalogue, Offer};
 use crate::elicit::{Deferring, Eliciting, StateSeal};
 use crate::file_tools::FileTool;
@@ -39,7 +39,7 @@ struct Shared {
 #[derive(Default)]
 struct Sessions {
     generation: u64,
-    by_worker: HashMap<Option<String>, Arc<Mutex<ApprovalSession>>>,
+    by_worker: HashMap<Option<String>, Arc<ClientSession>>,
 }
 
 /// One client's view of the server: the shared catalogue and its own approvals.
@@ -99,7 +99,7 @@ impl WardenMcp {
     }
 
     /// This client's session for `worker` under `catalogue`, made when first needed.
-    fn session(&self, catalogue: &Catalogue, worker: Option<&str>) -> Result<Arc<Mutex<ApprovalSession>>, String> {
+    fn session(&self, catalogue: &Catalogue, worker: Option<&str>) -> Result<Arc<ClientSession>, String> {
         let generation = *self.shared.generation.borrow();
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         if sessions.generation != generation {
@@ -109,7 +109,7 @@ impl WardenMcp {
         if let Some(session) = sessions.by_worker.get(&key) {
             return Ok(session.clone());
         }
-        let session = Arc::new(Mutex::new((catalogue.offer.new_session)(worker)?));
+        let session = Arc::new(ClientSession::new((catalogue.offer.new_session)(worker)?));
         sessions.by_worker.insert(key, session.clone());
         Ok(session)
     }
@@ -153,7 +153,7 @@ impl WardenMcp {
                 in_session(&session, asking, |session| session.attempt(Some(tool.name()), |sandbox| tool.run(sandbox, &args)))
             })
             .await?;
-            return Ok(match outcome {
+            return Ok(match outcome.and_then(|attempted| attempted) {
                 Ok(Ok(value)) => CallToolResult::structured(value),
                 Ok(Err(e)) | Err(e) => refused(e.to_string()),
             });
@@ -167,7 +167,7 @@ impl WardenMcp {
         blocking(move || {
             let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
             let tool = components.get(&name).expect("a listed tool");
-            in_session(&session, asking, |session| components.call(tool, session, request.arguments, cancel))
+            in_session(&session, asking, |session| components.call(tool, session, request.arguments, cancel)).unwrap_or_else(|e| refused(e.to_string()))
         })
         .await
     }
@@ -245,6 +245,8 @@ impl ServerHandler for WardenMcp {
         let asked = Arc::new(Mutex::new(None));
         let deferring = match (in_result, &request.request_state) {
             (false, _) => None,
+            // A client that takes no forms is never asked: it gets today's refusal.
+            (true, None) if !can_elicit(&context) => None,
             (true, None) => Some(Deferring { answered: None, asked: asked.clone() }),
             (true, Some(state)) => match seal.answered(&name, &arguments, state, request.input_responses.as_ref()) {
                 Ok(answered) => Some(Deferring { answered: Some(answered), asked: asked.clone() }),

@@ -67,8 +67,9 @@ impl ShellTool {
         ShellTool { sandbox: Arc::new(sandbox), ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition }
     }
 
-    /// Runs the command, blocking. A time-out or a sandbox that cannot be set
-    /// up is `isError`; a command's own failure is its exit code.
+    /// Runs the command, blocking. A time-out, output past the cap or a
+    /// sandbox that cannot be set up is `isError`; a command's own failure is
+    /// its exit code.
     pub fn call(&self, arguments: Option<JsonObject>, cancel: &AtomicBool) -> CallToolResult {
         let args: RunCommandArgs = match crate::args::parse(NAME, arguments) {
             Ok(args) => args,
@@ -85,9 +86,10 @@ impl ShellTool {
         match self.sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
             Err(e) => refused(format!("warden: {e}")),
             Ok(result) => {
-                let timed_out = result.timed_out;
+                // Past a limit (its time, or the output cap) is an error, as for components.
+                let limited = result.timed_out || result.truncated;
                 let mut out = CallToolResult::structured(serde_json::to_value(CommandResult::from(result)).expect("results serialize"));
-                out.is_error = Some(timed_out);
+                out.is_error = Some(limited);
                 out
             }
         }

@@ -97,6 +97,11 @@ impl AuditLog {
         &self.path
     }
 
+    /// The same log for another writer: one open file, appended to a whole line at a time.
+    pub fn try_clone(&self) -> io::Result<AuditLog> {
+        Ok(AuditLog { file: self.file.try_clone()?, path: self.path.clone() })
+    }
+
     pub fn append(&mut self, record: &AuditRecord) -> io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
         line.push(b'\n');

@@ -88,6 +88,29 @@ impl ApprovalSession {
         self.client = client;
     }
 
+    /// A session for one operation beside others: the same sandbox, ceiling,
+    /// audit log and session grants, and `approver` to ask. What the person
+    /// grants it for the session comes back with [`ApprovalSession::adopt`].
+    pub fn fork(&self, approver: Box<dyn Approver>) -> Result<ApprovalSession> {
+        let audit = match &self.audit {
+            Some(log) => Some(log.try_clone().map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?),
+            None => None,
+        };
+        let mut fork = ApprovalSession::new(self.base.try_clone()?, self.dynamic.clone(), approver, audit, self.info.clone());
+        fork.session_grants = self.session_grants.clone();
+        fork.client = self.client.clone();
+        Ok(fork)
+    }
+
+    /// Takes the session grants of `fork` that this session lacks.
+    pub fn adopt(&mut self, fork: ApprovalSession) {
+        for grant in fork.session_grants {
+            if !self.session_grants.contains(&grant) {
+                self.session_grants.push(grant);
+            }
+        }
+    }
+
     /// The sandbox in effect now: approval rules applied, grants added.
     pub fn sandbox(&self) -> Result<Sandbox> {
         let grants: Vec<&Grant> = self.session_grants.iter().chain(&self.once_grants).collect();
