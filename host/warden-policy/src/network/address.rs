@@ -4,7 +4,9 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// What kind of non-public address `ip` is, or `None` for a public one.
-/// IPv4-mapped, NAT64 and 6to4 IPv6 addresses are judged by the IPv4 address inside.
+/// IPv4-mapped, IPv4-compatible, NAT64 and 6to4 IPv6 addresses are judged by
+/// the IPv4 address inside; Teredo, whose address inside is obfuscated, is
+/// not public.
 pub fn non_public(ip: IpAddr) -> Option<&'static str> {
     match ip.to_canonical() {
         IpAddr::V4(v4) => non_public_v4(v4),
@@ -36,8 +38,16 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
         _ if ip.is_loopback() => "a loopback address",
         _ if s[0] & 0xffc0 == 0xfe80 => "a link-local address",
         _ if s[0] & 0xfe00 == 0xfc00 => "a private address",
+        // Site-local (fec0::/10), deprecated but still routed by some stacks.
+        _ if s[0] & 0xffc0 == 0xfec0 => "a private address",
+        // NAT64 for local use (64:ff9b:1::/48, RFC 8215): translated into private networks.
+        _ if s[..3] == [0x64, 0xff9b, 1] => "a private address",
+        // Teredo (2001::/32) tunnels to an IPv4 address anywhere, the host's own network included.
+        _ if s[..2] == [0x2001, 0] => "a reserved address",
         _ if ip.is_multicast() => "a multicast address",
-        // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address a gateway would reach.
+        // IPv4-compatible (::/96, deprecated), NAT64 (64:ff9b::/96) and 6to4
+        // (2002::/16) carry an IPv4 address a gateway or tunnel would reach.
+        _ if s[..6] == [0; 6] => return non_public_v4(embedded_v4(s[6], s[7])),
         _ if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] => return non_public_v4(embedded_v4(s[6], s[7])),
         _ if s[0] == 0x2002 => return non_public_v4(embedded_v4(s[1], s[2])),
         _ => return None,
@@ -71,6 +81,12 @@ mod tests {
         assert_eq!(kind("::ffff:169.254.169.254"), Some("a link-local address"));
         assert_eq!(kind("64:ff9b::a9fe:a9fe"), Some("a link-local address"));
         assert_eq!(kind("2002:7f00:1::"), Some("a loopback address"));
+        assert_eq!(kind("::a9fe:a9fe"), Some("a link-local address"));
+        assert_eq!(kind("::7f00:1"), Some("a loopback address"));
+        assert_eq!(kind("::a01:203"), Some("a private address"));
+        assert_eq!(kind("2001:0:4136:e378:8000:63bf:3fff:fdd2"), Some("a reserved address"));
+        assert_eq!(kind("fec0::1"), Some("a private address"));
+        assert_eq!(kind("64:ff9b:1::a9fe:a9fe"), Some("a private address"));
         assert_eq!(kind("10.1.2.3"), Some("a private address"));
         assert_eq!(kind("172.31.0.1"), Some("a private address"));
         assert_eq!(kind("192.168.1.1"), Some("a private address"));

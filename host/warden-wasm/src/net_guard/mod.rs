@@ -98,7 +98,13 @@ impl NetGuard {
         false
     }
 
+    /// Remembered as the allowlist reads names (lowercase, no trailing dot),
+    /// so that the connect to the address is judged by the name looked up.
     fn lookup_started(&self, rep: u32, name: String) {
+        let name = match Host::parse(&name) {
+            Ok(Host::Name(normal)) => normal,
+            _ => name,
+        };
         self.0.lookups.lock().unwrap().insert(rep, name);
     }
 
