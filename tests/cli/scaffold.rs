@@ -12,20 +12,21 @@ use std::process::Command;
 use super::{repo, warden};
 
 /// Creates, builds and tests a project in `lang`; returns its files.
-fn new_project_builds_and_passes_its_test(lang: &str, name: &str) -> Vec<String> {
+/// The project's files, and what its build.sh said on stderr.
+fn new_project_builds_and_passes_its_test(lang: &str, name: &str) -> (Vec<String>, String) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join(name);
     let r = warden(&["new", "--lang", lang, project.to_str().unwrap()], "");
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(r.stdout.contains(&format!("cd {}\n  ./build.sh", project.display())), "{}", r.stdout);
-    script(&project, "build.sh");
+    let (_, built) = script(&project, "build.sh");
     assert!(project.join(format!("{name}.wasm")).is_file());
-    let stdout = script(&project, "test.sh");
+    let (stdout, _) = script(&project, "test.sh");
     assert_eq!(stdout, format!("ok: {name} answers, and stays in its sandbox\n"));
-    names(&project)
+    (names(&project), built)
 }
 
-fn script(project: &Path, name: &str) -> String {
+fn script(project: &Path, name: &str) -> (String, String) {
     let out = Command::new("bash")
         .arg(project.join(name))
         .env("WARDEN_TOOLCHAIN", repo().join(".tools"))
@@ -36,7 +37,7 @@ fn script(project: &Path, name: &str) -> String {
         .unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
-    stdout.into_owned()
+    (stdout.into_owned(), stderr.into_owned())
 }
 
 /// Every file below `dir`, as sorted paths relative to it.
@@ -76,25 +77,30 @@ fn assert_has(files: &[String], expected: &[&str]) {
 
 #[test]
 fn new_c_project_builds_and_passes_its_test() {
-    let files = new_project_builds_and_passes_its_test("c", "count_c");
+    let (files, _) = new_project_builds_and_passes_its_test("c", "count_c");
     assert_has(&files, &["tool.c", "include/tool_support.h", "include/json.h", "adapter/wasi_snapshot_preview1.reactor.wasm"]);
 }
 
 #[test]
 fn new_python_project_builds_and_passes_its_test() {
-    let files = new_project_builds_and_passes_its_test("python", "count_py");
+    let (files, _) = new_project_builds_and_passes_its_test("python", "count_py");
     assert_has(&files, &["app.py", "warden_tool.py"]);
 }
 
 #[test]
 fn new_js_project_builds_and_passes_its_test() {
-    let files = new_project_builds_and_passes_its_test("js", "count-js");
+    let (files, _) = new_project_builds_and_passes_its_test("js", "count-js");
     assert_has(&files, &["app.js", "warden_tool.js"]);
 }
 
 #[test]
 fn new_rust_project_builds_and_passes_its_test() {
-    let files = new_project_builds_and_passes_its_test("rust", "count-rs");
+    let (files, built) = new_project_builds_and_passes_its_test("rust", "count-rs");
+    // It says which compiler it took: rustup's target where there is one (not here), else Debian's.
+    let rustup = std::process::Command::new("rustup").args(["target", "list", "--installed"]).output();
+    let has_target = rustup.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).lines().any(|t| t == "wasm32-wasip1"));
+    let said = if has_target { "building with rustup's wasm32-wasip1 target\n" } else { "building with Debian's rustc-web from " };
+    assert!(built.contains(said), "{built}");
     assert_has(
         &files,
         &[
@@ -110,7 +116,7 @@ fn new_rust_project_builds_and_passes_its_test() {
 
 #[test]
 fn new_wat_project_builds_and_passes_its_test() {
-    let files = new_project_builds_and_passes_its_test("wat", "echo_wat");
+    let (files, _) = new_project_builds_and_passes_its_test("wat", "echo_wat");
     assert_has(&files, &["tool.wat"]);
 }
 

@@ -170,18 +170,25 @@ fn a_missing_file_is_failed_not_denied(lang: Lang) {
 #[test]
 fn the_rust_tools_output_and_fuel_are_the_same_on_every_deterministic_run() {
     let tree = notes_tree();
+    tree.folder("out");
     let mut config = tree.config(NOTES_POLICY);
-    config.deterministic = Some(7);
     config.limits = warden_wasm::RunLimits::resolve(Default::default(), true);
-    let runs: Vec<(Result<String, ToolError>, u64)> = (0..4)
-        .map(|_| {
-            let out = call(Lang::Rust, "notes", &config, "search", r#"{"pattern":"q3","path":"/data"}"#);
-            (out.result, out.report.fuel_consumed)
-        })
-        .collect();
+    // A search, then what the tool reads of the clock and of randomness.
+    let run = |config: &RunConfig| {
+        let search = call(Lang::Rust, "notes", config, "search", r#"{"pattern":"q3","path":"/data"}"#);
+        let entropy = call(Lang::Rust, "hostile/escape", config, "escape", r#"{"attempt":"clock_and_random"}"#);
+        (search.result, search.report.fuel_consumed, entropy.result.unwrap(), entropy.report.fuel_consumed)
+    };
+    config.deterministic = Some(7);
+    let runs: Vec<_> = (0..4).map(|_| run(&config)).collect();
     assert!(runs[0].0.as_ref().is_ok_and(|r| r.ends_with("3 matches")), "{:?}", runs[0]);
-    assert!(runs[0].1 > 0);
-    assert!(runs.iter().all(|run| *run == runs[0]), "{runs:?}");
+    assert!(runs[0].1 > 0 && runs[0].3 > 0);
+    assert!(runs.iter().all(|r| *r == runs[0]), "{runs:?}");
+    // The control: without it the clock and the seed differ from run to run.
+    config.deterministic = None;
+    let (free, again) = (run(&config).2, run(&config).2);
+    assert_ne!(free, again);
+    assert_ne!(free, runs[0].2);
 }
 
 fn assert_denied(out: &CallOutcome, expected: &str) {
@@ -271,4 +278,31 @@ fn environment_holds_only_the_policys_variables(lang: Lang) {
     let out = call(lang, "hostile/escape", &tree.config(ESCAPE_POLICY), "escape", r#"{"attempt":"environment"}"#);
     let got: serde_json::Value = serde_json::from_str(&out.result.unwrap()).unwrap();
     assert_eq!(got, serde_json::json!({"escaped": "environment", "got": {"GREETING": "hello"}}));
+}
+
+#[test]
+fn the_rust_support_crate_classes_every_refusal_as_denied_with_its_path() {
+    // The host rewords a `failed` that follows a refusal, so the escape tests
+    // above would pass with the crate's errno mapping wrong; here the tool
+    // gives its own class as output, which the host passes on untouched.
+    let expected = [
+        ("dotdot", "/data/../secret.txt"),
+        ("absolute", "/etc/passwd"),
+        ("proc", "/proc/self/environ"),
+        ("symlink_out", "/out/link.md"),
+        ("hardlink_out", "/out/linked.md"),
+        ("write_ro", "/data/planted.md"),
+        ("rename_into_ro", "/data/moved.md"),
+        ("suffix", "/out/run.sh"),
+        ("oversize", "/out/big.md"),
+    ];
+    for (what, path) in expected {
+        let tree = Tree::new();
+        tree.file("secret.txt", SECRET).file("data/a.md", "# A\n").folder("out");
+        let input = format!(r#"{{"attempt":"{what}","report":true}}"#);
+        let out = call(Lang::Rust, "hostile/escape", &tree.config(ESCAPE_POLICY), "escape", &input);
+        let got: serde_json::Value = serde_json::from_str(&out.result.unwrap()).unwrap();
+        assert_eq!(got, serde_json::json!({ "class": "denied", "said": path }), "{what}");
+        assert_eq!(tree.read("secret.txt").unwrap(), SECRET);
+    }
 }

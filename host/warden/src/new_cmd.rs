@@ -142,7 +142,7 @@ fn language(lang: Lang) -> Language {
                 File { path: "adapter/wasi_snapshot_preview1.reactor.wasm", contents: warden_wasm::PREVIEW1_REACTOR_ADAPTER },
             ],
             file_rows: "| `Cargo.toml` | the crate: a `cdylib` for wasm32-wasip1 |\n\
-                        | `warden-tool/` | the support crate: declares tools, parses typed input, turns every error and a panic into a `tool-error` |\n\
+                        | `warden-tool/` | the support crate: declares tools, parses typed input, turns every error into a `tool-error`, and a panic too where std unwinds (the Debian route; rustup's std aborts, and the tool traps) |\n\
                         | `wasi-toolchain.sh` | finds rustup's wasm32-wasip1 target, or unpacks Debian's rustc-web where there is none |\n\
                         | `adapter/` | the WASI preview1 adapter that makes the compiled module a component |\n",
             checks: COUNT,

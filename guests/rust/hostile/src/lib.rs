@@ -50,6 +50,14 @@ fn attempt(name: &str) -> Result<Value, Error> {
         "suffix" => write("/out/run.sh", b"echo planted"),
         "oversize" => write("/out/big.md", &vec![b'x'; 2 << 20]),
         "environment" => Ok(json!(std::env::vars().collect::<std::collections::BTreeMap<_, _>>())),
+        // What the host's clocks and randomness tell the tool: the same on
+        // every run under `--deterministic`, different otherwise.
+        "clock_and_random" => {
+            use std::hash::BuildHasher;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+            let seeded = std::collections::hash_map::RandomState::new().hash_one("warden");
+            Ok(json!({ "now_ns": now, "seeded_hash": seeded }))
+        }
         "panic" => {
             let empty: Vec<u8> = Vec::new();
             Ok(json!(empty[name.len()]))
@@ -61,18 +69,32 @@ fn attempt(name: &str) -> Result<Value, Error> {
 #[derive(Deserialize)]
 struct Escape {
     attempt: String,
+    /// Give the support crate's class of the error as output, where the
+    /// host cannot reword it (it does so for a `failed` after a refusal).
+    #[serde(default)]
+    report: bool,
 }
 
 fn escape(args: Escape) -> Result<Value, Error> {
-    let got = attempt(&args.attempt)?;
-    Ok(json!({ "escaped": args.attempt, "got": got }))
+    match attempt(&args.attempt) {
+        Ok(got) => Ok(json!({ "escaped": args.attempt, "got": got })),
+        Err(e) if args.report => {
+            let (class, said) = match e {
+                Error::Denied(said) => ("denied", said),
+                Error::Failed(said) => ("failed", said),
+                Error::InvalidInput(said) => ("invalid-input", said),
+            };
+            Ok(json!({ "class": class, "said": said }))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn tools() -> Vec<Tool> {
     vec![Tool::new(
         "escape",
         "Try one way out of the sandbox.",
-        r#"{"type":"object","required":["attempt"],"properties":{"attempt":{"enum":["absolute","dotdot","environment","hardlink_out","oversize","panic","proc","rename_into_ro","suffix","symlink_out","write_ro"]}}}"#,
+        r#"{"type":"object","required":["attempt"],"properties":{"attempt":{"enum":["absolute","clock_and_random","dotdot","environment","hardlink_out","oversize","panic","proc","rename_into_ro","suffix","symlink_out","write_ro"]},"report":{"type":"boolean"}}}"#,
         escape,
     )]
 }

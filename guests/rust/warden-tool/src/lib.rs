@@ -158,13 +158,21 @@ macro_rules! export_tools {
             }
 
             fn call(name: ::std::string::String, input: ::std::string::String) -> ::std::result::Result<::std::string::String, $crate::bindings::ToolError> {
-                $crate::install_panic_hook();
-                $crate::Toolbox::new($tools()).call(&name, &input)
+                $crate::call_exported($tools, &name, &input)
             }
         }
 
         $crate::bindings::export_world!(WardenTools with_types_in $crate::bindings);
     };
+}
+
+/// The exported `call`: the toolbox made and tool `name` run, a panic in
+/// either (in `tools()` too) a `failed` error.
+#[doc(hidden)]
+pub fn call_exported(tools: fn() -> Vec<Tool>, name: &str, input: &str) -> Result<String, bindings::ToolError> {
+    install_panic_hook();
+    let ran = std::panic::catch_unwind(|| Toolbox::new(tools()).call(name, input));
+    ran.unwrap_or_else(|panic| Err(Error::Failed(errors::panic_message(&*panic)).into()))
 }
 
 /// Installs, once, a panic hook that puts the panic in the host's log
