@@ -1,6 +1,10 @@
 //! `warden mcp` over stdio, as an MCP client sees it, in both protocol
 //! revisions: the handshake or discovery, the tool list, each file tool,
-//! each kind of refusal, and bad input that leaves the server serving.
+//! each kind of refusal, and bad input that leaves the server serving. The
+//! tests that mean the same over streamable HTTP run again over it
+//! (`over_http`, at the end).
+
+mod transport;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -14,8 +18,10 @@ use super::Fixture;
 /// A client of one `warden mcp` process.
 struct Client {
     child: Child,
-    /// `None` once closed, as a client that goes away closes it.
+    /// `None` once closed, as a client that goes away closes it (and over HTTP).
     stdin: Option<ChildStdin>,
+    /// Over HTTP: how to POST.
+    http: Option<transport::HttpLink>,
     /// The server's stdout, line by line, from a thread of its own.
     lines: Receiver<String>,
     next_id: u64,
@@ -43,10 +49,14 @@ const OLD: &str = "2025-11-25";
 impl Client {
     fn start(f: &Fixture, extra: &[&str]) -> Client {
         let policy = f.path("policy.yaml");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(["mcp", "--policy", policy.to_str().unwrap()])
-            .args(extra)
-            .env("WARDEN_CACHE_DIR", f.path("cache"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command.args(["mcp", "--policy", policy.to_str().unwrap()]).args(extra).env("WARDEN_CACHE_DIR", f.path("cache"));
+        if transport::OVER_HTTP.with(|h| h.get()) {
+            let (send, lines) = std::sync::mpsc::channel();
+            let (child, link) = transport::HttpLink::start(command, &f.path("mcp-stderr.log"), send);
+            return Client { child, stdin: None, http: Some(link), lines, next_id: 1, meta: None };
+        }
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(f.path("mcp-stderr.log")).unwrap())
@@ -62,7 +72,7 @@ impl Client {
                 }
             }
         });
-        Client { child, stdin: Some(stdin), lines, next_id: 1, meta: None }
+        Client { child, stdin: Some(stdin), http: None, lines, next_id: 1, meta: None }
     }
 
     /// Starts a server and opens a session in `revision`.
@@ -73,6 +83,9 @@ impl Client {
     /// As [`Client::connect`], declaring `capabilities`.
     fn connect_with(f: &Fixture, revision: &str, extra: &[&str], capabilities: Value) -> (Client, Value) {
         let mut c = Client::start(f, extra);
+        if let Some(http) = &mut c.http {
+            http.protocol = revision.to_owned();
+        }
         let info = if revision == NEW {
             c.meta = Some(json!({
                 "io.modelcontextprotocol/protocolVersion": NEW,
@@ -92,6 +105,9 @@ impl Client {
     }
 
     fn send(&mut self, line: &str) {
+        if let Some(http) = &self.http {
+            return http.post(line);
+        }
         let stdin = self.stdin.as_mut().expect("the client is still connected");
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
@@ -170,7 +186,12 @@ impl Client {
         id
     }
 
+    /// Cancels request `id`: over stateless HTTP by closing its connection,
+    /// else by `notifications/cancelled`.
     fn cancel(&mut self, id: u64) {
+        if let Some(http) = self.http.as_ref().filter(|_| self.meta.is_some()) {
+            return http.abandon(id);
+        }
         self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "test" } }).to_string());
     }
 
@@ -722,4 +743,38 @@ fn watch_swaps_in_a_changed_policy_tells_the_clients_and_keeps_the_old_one_when_
     assert_eq!(count(&mut old), 10);
     assert!(server_log(&f).contains("warden: the policy changed but cannot be used (invalid policy: "), "{}", server_log(&f));
     assert!(old.read_within(Duration::from_millis(100)).is_none());
+}
+
+/// The tests above that mean the same over streamable HTTP, run again over
+/// it: both revisions (a 2025-11-25 session, 2026-07-28 stateless), the
+/// file tools, refusals, a worker, components, limits and traps, the shell,
+/// approvals asked by elicitation on the call's event stream or in its
+/// result, cancellation (by closing the call's connection when stateless),
+/// progress, and calls side by side.
+mod over_http {
+    macro_rules! again_over_http {
+        ($($test:ident),* $(,)?) => {
+            $( #[test] fn $test() { super::transport::OVER_HTTP.with(|h| h.set(true)); super::$test() } )*
+        };
+    }
+
+    again_over_http!(
+        both_revisions_start_and_list_the_file_tools_with_honest_hints,
+        each_file_tool_does_its_job_with_the_reference_result_shapes,
+        refusals_are_tool_errors_in_the_sandboxs_words_and_the_server_goes_on,
+        a_worker_gets_its_narrower_view_and_the_policy_can_turn_file_tools_off,
+        answers_in_advance_lift_an_approval_rule_and_nothing_else_does,
+        component_tools_are_named_key_tool_with_their_schemas_confined_to_their_worker,
+        limits_and_traps_are_tool_errors_and_the_server_goes_on,
+        a_digest_that_does_not_match_refuses_that_component_and_only_it,
+        run_command_runs_in_the_os_sandbox_under_the_policys_time_limit,
+        a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel,
+        a_client_without_elicitation_gets_the_refusal_and_is_never_asked,
+        a_2026_client_is_asked_in_the_result_and_answers_by_calling_again,
+        answers_given_in_advance_are_used_and_the_client_is_never_asked,
+        a_cancelled_call_stops_its_component_and_frees_its_slot,
+        calls_of_one_client_run_side_by_side,
+        a_cancelled_command_is_killed_with_its_children,
+        a_long_call_reports_progress_when_asked_to,
+    );
 }

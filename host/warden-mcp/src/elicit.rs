@@ -17,6 +17,7 @@ use rmcp::model::RequestStateCodec;
 use rmcp::model::SealOptions;
 use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
 use warden_fs::approval::{Answer, Approver, Request, Scope};
 
 /// How long a person may take over one form.
@@ -77,20 +78,43 @@ pub fn answer(request: &Request, result: &ElicitResult) -> Answer {
     }
 }
 
-/// 2025-11-25: asks by `elicitation/create`, from the blocking thread the
-/// operation runs on, and waits for the person.
+/// 2025-11-25: from the blocking thread the operation runs on, hands the
+/// form to the call's own task ([`asking_while`]), which asks by
+/// `elicitation/create`, and waits for the person.
 pub struct Eliciting {
-    pub peer: Peer<RoleServer>,
-    pub runtime: tokio::runtime::Handle,
+    pub questions: mpsc::Sender<Question>,
+}
+
+/// A form for the person, and where the answer goes (`None`: no answer).
+pub struct Question {
+    form: ElicitRequestParams,
+    reply: oneshot::Sender<Option<ElicitResult>>,
 }
 
 impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
-        match self.runtime.block_on(self.peer.create_elicitation_with_timeout(form(request), Some(ANSWER_TIME))) {
-            Ok(result) => answer(request, &result),
-            Err(e) => {
-                tracing::warn!("elicitation failed: {e}");
-                Answer::Unanswered
+        let (reply, answered) = oneshot::channel();
+        if self.questions.blocking_send(Question { form: form(request), reply }).is_err() {
+            return Answer::Unanswered;
+        }
+        match answered.blocking_recv() {
+            Ok(Some(result)) => answer(request, &result),
+            _ => Answer::Unanswered,
+        }
+    }
+}
+
+/// Runs `work` (a call) and puts its questions to the person meanwhile. They
+/// are asked from the call's own task, so that over HTTP they ride the
+/// call's event stream, where a client that opened no other stream hears them.
+pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questions: &mut mpsc::Receiver<Question>, peer: &Peer<RoleServer>) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            Some(question) = questions.recv() => {
+                let answered = peer.create_elicitation_with_timeout(question.form, Some(ANSWER_TIME)).await;
+                let _ = question.reply.send(answered.inspect_err(|e| tracing::warn!("elicitation failed: {e}")).ok());
             }
         }
     }

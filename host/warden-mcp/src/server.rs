@@ -12,12 +12,12 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 use warden_fs::approval::{Approver, DenyAll};
 
 use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, ClientSession, Watchers};
 use crate::catalogue::{Catalogue, Offer};
-use crate::elicit::{Deferring, Eliciting, StateSeal};
+use crate::elicit::{asking_while, Deferring, Eliciting, Question, StateSeal};
 use crate::file_tools::FileTool;
 use crate::shell_tool;
 
@@ -117,16 +117,14 @@ impl WardenMcp {
     /// Who may answer this call's approval requests: answers given in
     /// advance, else the person at the client (by elicitation now, or, for
     /// 2026-07-28 clients, in the call's result), else nobody.
-    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, deferring: Option<Deferring>) -> Asking {
+    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, deferring: Option<Deferring>, questions: mpsc::Sender<Question>) -> Asking {
         let client = context.client_info().map(|info| info.name);
         if catalogue.offer.answers_in_advance {
             return Asking { approver: None, client, waits_for_client: false };
         }
         let (approver, waits_for_client): (Box<dyn Approver>, bool) = match deferring {
             Some(deferring) => (Box::new(deferring), false),
-            None if can_elicit(context) => {
-                (Box::new(Eliciting { peer: context.peer.clone(), runtime: tokio::runtime::Handle::current() }), true)
-            }
+            None if can_elicit(context) => (Box::new(Eliciting { questions }), true),
             None => (Box::new(DenyAll), false),
         };
         Asking { approver: Some(approver), client, waits_for_client }
@@ -253,7 +251,8 @@ impl ServerHandler for WardenMcp {
                 Err(message) => return Ok(refused(message).into()),
             },
         };
-        let asking = self.asking(&catalogue, &context, deferring);
+        let (questions, mut to_ask) = mpsc::channel(1);
+        let asking = self.asking(&catalogue, &context, deferring, questions);
         // Waits for a slot; a call cancelled meanwhile never starts.
         let _slot = tokio::select! {
             slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
@@ -261,7 +260,7 @@ impl ServerHandler for WardenMcp {
         };
         let cancel = Arc::new(AtomicBool::new(false));
         let _watchers = Watchers::start(&context, cancel.clone());
-        let result = self.run(catalogue, name.clone(), request, asking, cancel).await?;
+        let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, &context.peer).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let ask = seal.ask(&name, &arguments, &question).map_err(|e| ErrorData::internal_error(e, None))?;
