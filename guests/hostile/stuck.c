@@ -1,7 +1,9 @@
-/* Hostile: a tool that never answers (spin), crashes (trap) or takes all the
- * memory it can (hog), for the limits and cancellation of a host that serves
- * tools to others, which must go on serving. */
+/* Hostile: a tool that never answers (spin), crashes (trap), takes all the
+ * memory it can (hog) or writes to stdout for ever (chatter), for the limits
+ * and cancellation of a host that serves tools to others, which must go on
+ * serving. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tool_support.h"
 
@@ -10,8 +12,9 @@ void exports_tool_describe(tool_list_tool_info_t *ret) {
         {"spin", "Loop for ever.", "{\"type\":\"object\"}"},
         {"trap", "Crash (an unreachable instruction).", "{\"type\":\"object\"}"},
         {"hog", "Allocate memory until none is left.", "{\"type\":\"object\"}"},
+        {"chatter", "Write to stdout for ever.", "{\"type\":\"object\"}"},
     };
-    describe_tools(ret, spec, 3);
+    describe_tools(ret, spec, 4);
 }
 
 bool exports_tool_call(tool_string_t *name, tool_string_t *input, tool_string_t *ret, tool_tool_error_t *err) {
@@ -30,6 +33,12 @@ bool exports_tool_call(tool_string_t *name, tool_string_t *input, tool_string_t 
             if (!p) break;
             *p = last;
             last = p;
+        }
+    }
+    if (strcmp(tool, "chatter") == 0) {
+        for (;;) {
+            fputs("chatter\n", stdout);
+            fflush(stdout);
         }
     }
     tool_string_dup(ret, "unexpected");

@@ -419,9 +419,15 @@ fn component_tools_are_named_key_tool_with_their_schemas_confined_to_their_worke
 #[test]
 fn limits_and_traps_are_tool_errors_and_the_server_goes_on() {
     let f = Fixture::new();
-    policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 300ms, memory: 64MiB }} }}\n", guest("hostile/stuck.wasm")));
+    let stuck = guest("hostile/stuck.wasm");
+    policy_with(
+        &f,
+        &format!("tools:\n  stuck: {{ component: {stuck}, limits: {{ timeout: 300ms, memory: 64MiB }} }}\n  tight: {{ component: {stuck}, limits: {{ fuel: 1000000, output: 1KiB }} }}\n"),
+    );
     let (mut c, _) = Client::connect(&f, NEW, &[]);
     assert_eq!(refused(&c.call("stuck__spin", json!({}))), "warden: the tool ran past its time limit of 300ms");
+    assert_eq!(refused(&c.call("tight__spin", json!({}))), "warden: the tool ran out of fuel (limit: 1000000)");
+    assert_eq!(refused(&c.call("tight__chatter", json!({}))), "warden: the tool wrote more than the output limit of 1024 bytes to stdout");
     assert_eq!(refused(&c.call("stuck__hog", json!({}))), "warden: the tool tried to use more than the memory limit of 67108864 bytes");
     assert_eq!(refused(&c.call("stuck__trap", json!({}))), "warden: the tool trapped: wasm trap: wasm `unreachable` instruction executed");
     assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
@@ -566,6 +572,26 @@ fn a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel() {
     let decisions: Vec<(&str, Option<&str>)> = lines.iter().map(|l| (l["decision"].as_str().unwrap(), l["scope"].as_str())).collect();
     assert_eq!(decisions, [("allow", Some("once")), ("deny", None), ("deny", None), ("unanswered", None), ("allow", Some("session"))]);
     assert!(lines.iter().all(|l| l["tool"] == "write_file" && l["client"] == "warden-tests"), "{lines:?}");
+}
+
+#[test]
+fn a_component_asks_through_the_client_and_its_session_grant_serves_the_later_calls() {
+    let f = Fixture::new();
+    f.file("policy.yaml", &format!("{APPROVAL_POLICY}tools:\n  textkit: {{ component: {} }}\n", guest("textkit.wasm")));
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--audit", audit.to_str().unwrap()], json!({ "elicitation": { "form": {} } }));
+    let report = json!({ "source": "/portfolio", "output": "/portfolio/report.md" });
+    let (result, forms) = c.call_answering("textkit__report", report, &[accept("session", "/portfolio")]);
+    assert_eq!((result["isError"].clone(), forms.len()), (json!(false), 1), "{result}");
+    let message = forms[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("textkit__report asks to write /portfolio/report.md (host path "), "{message}");
+    assert!(std::fs::read_to_string(f.path("portfolio/report.md")).unwrap().contains("notes.md"));
+    // The grant came back from the component's call to the client's session.
+    let (result, forms) = c.call_answering("write_file", json!({ "path": "/portfolio/after.md", "content": "x" }), &[]);
+    assert_eq!((ok(&result)["result"].as_str(), forms.len()), (Some("Written 1 characters to /portfolio/after.md"), 0));
+    let lines = audit_lines(&f);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!((lines[0]["tool"].as_str(), lines[0]["decision"].as_str(), lines[0]["client"].as_str()), (Some("textkit__report"), Some("allow"), Some("warden-tests")));
 }
 
 #[test]
@@ -770,6 +796,7 @@ mod over_http {
         run_command_runs_in_the_os_sandbox_under_the_policys_time_limit,
         a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel,
         a_client_without_elicitation_gets_the_refusal_and_is_never_asked,
+        a_component_asks_through_the_client_and_its_session_grant_serves_the_later_calls,
         a_2026_client_is_asked_in_the_result_and_answers_by_calling_again,
         answers_given_in_advance_are_used_and_the_client_is_never_asked,
         a_cancelled_call_stops_its_component_and_frees_its_slot,
