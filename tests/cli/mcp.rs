@@ -412,7 +412,16 @@ fn component_tools_are_named_key_tool_with_their_schemas_confined_to_their_worke
             refused(&c.call("textkit__count", json!({ "path": "/portfolio/notes.md" }))),
             "Cannot access '/portfolio/notes.md': path is outside sandbox.\nReadable paths: /portfolio/reports"
         );
-        assert_eq!(refused(&c.call("textkit__count", json!({}))), "invalid input: give a \"path\"");
+        // Arguments are checked against the tool's schema before it runs, naming the field.
+        assert_eq!(refused(&c.call("textkit__count", json!({}))), "Invalid arguments for textkit__count: \"path\" is a required property");
+        assert_eq!(
+            refused(&c.call("textkit__grep", json!({ "pattern": 42, "path": "/portfolio/reports" }))),
+            "Invalid arguments for textkit__grep: pattern: 42 is not of type \"string\""
+        );
+        assert_eq!(
+            refused(&c.call("textkit__grep", json!({ "pattern": "q3", "path": "/portfolio/reports", "max_matches": 0 }))),
+            "Invalid arguments for textkit__grep: max_matches: 0 is less than the minimum of 1"
+        );
     }
 }
 

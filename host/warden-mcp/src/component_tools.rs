@@ -22,6 +22,8 @@ pub struct ComponentTool {
     pub definition: Tool,
     /// The component's own name for it.
     tool: String,
+    /// Its input schema, compiled: arguments are checked before the component runs.
+    schema: jsonschema::Validator,
     component: Arc<Component>,
 }
 
@@ -85,13 +87,15 @@ impl Components {
                 }
                 let schema: JsonObject = serde_json::from_str(&info.input_schema)
                     .map_err(|e| format!("tools.{}: the tool '{}' has an input schema that is not a JSON object: {e}", decl.key, info.name))?;
+                let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+                    .map_err(|e| format!("tools.{}: the tool '{}' has an input schema that is not a valid JSON Schema: {e}", decl.key, info.name))?;
                 let hints = ToolAnnotations::new()
                     .read_only(read_only)
                     .destructive(!read_only)
                     .idempotent(false)
                     .open_world(!component.network.is_off());
                 let definition = Tool::new(name, info.description, Arc::new(schema)).with_annotations(hints);
-                tools.push(ComponentTool { definition, tool: info.name, component: component.clone() });
+                tools.push(ComponentTool { definition, tool: info.name, schema: validator, component: component.clone() });
             }
         }
         Ok(Components { runtime, tools, refused })
@@ -110,7 +114,12 @@ impl Components {
     /// model reads it, refusals and limits as `isError` in the CLI's words.
     pub fn call(&self, tool: &ComponentTool, session: &mut ApprovalSession, arguments: Option<JsonObject>, cancel: Arc<AtomicBool>) -> CallToolResult {
         let component = &tool.component;
-        let input = serde_json::Value::Object(arguments.unwrap_or_default()).to_string();
+        let name = tool.definition.name.to_string();
+        let arguments = serde_json::Value::Object(arguments.unwrap_or_default());
+        if let Err(e) = tool.schema.validate(&arguments) {
+            return refused(format!("Invalid arguments for {name}: {}", schema_error(&e)));
+        }
+        let input = arguments.to_string();
         let mut config = RunConfig {
             env: component.env.clone(),
             network: component.network.clone(),
@@ -118,7 +127,6 @@ impl Components {
             cancel: Some(cancel),
             ..RunConfig::default()
         };
-        let name = tool.definition.name.to_string();
         let outcome = match call_approved(&self.runtime, &component.loaded, &mut config, session, &name, &tool.tool, &input) {
             Ok(outcome) => outcome,
             Err(e) => return refused(e.to_string()),
@@ -130,6 +138,12 @@ impl Components {
             Err(e) => refused(format!("warden: {e}")),
         }
     }
+}
+
+/// A schema error as the file tools word theirs: the field, then what is wrong.
+fn schema_error(error: &jsonschema::ValidationError<'_>) -> String {
+    let field = error.instance_path().as_str().trim_start_matches('/').replace('/', ".");
+    if field.is_empty() { error.to_string() } else { format!("{field}: {error}") }
 }
 
 #[cfg(test)]
