@@ -780,6 +780,28 @@ fn watch_swaps_in_a_changed_policy_tells_the_clients_and_keeps_the_old_one_when_
     assert!(old.read_within(Duration::from_millis(100)).is_none());
 }
 
+#[test]
+fn watch_swaps_in_a_changed_component_and_its_tools() {
+    let f = Fixture::new();
+    std::fs::copy(guest("textkit.wasm"), f.path("plugin.wasm")).unwrap();
+    policy_with(&f, "tools:\n  plugin: { component: ./plugin.wasm }\n");
+    let (mut c, _) = Client::connect(&f, OLD, &["--watch"]);
+    let names = |c: &mut Client| -> Vec<String> {
+        let tools = c.request("tools/list", json!({}))["tools"].as_array().unwrap().clone();
+        tools.iter().skip(7).map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(&mut c), ["plugin__grep", "plugin__count", "plugin__report"]);
+    // The operator replaces the plugin's file; the policy is not touched.
+    std::thread::sleep(Duration::from_millis(1100));
+    let next = f.path("plugin.wasm.new");
+    std::fs::copy(guest("notes_rs.wasm"), &next).unwrap();
+    std::fs::rename(&next, f.path("plugin.wasm")).unwrap();
+    assert!(c.wait_for("notifications/tools/list_changed", Duration::from_secs(20)).is_some(), "no list_changed: {}", server_log(&f));
+    assert_eq!(names(&mut c), ["plugin__search", "plugin__summarize"]);
+    let found = c.call("plugin__search", json!({ "pattern": "hello", "path": "/portfolio" }));
+    assert_eq!((found["isError"].clone(), found["content"][0]["text"].clone()), (json!(false), json!("/portfolio/notes.md:1: hello notes\n1 match")));
+}
+
 /// The tests above that mean the same over streamable HTTP, run again over
 /// it: both revisions (a 2025-11-25 session, 2026-07-28 stateless), the
 /// file tools, refusals, a worker, components, limits and traps, the shell,

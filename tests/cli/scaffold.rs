@@ -105,6 +105,7 @@ fn new_rust_project_builds_and_passes_its_test() {
         &files,
         &[
             "Cargo.toml",
+            "Cargo.lock",
             "src/lib.rs",
             "wasi-toolchain.sh",
             "warden-tool/Cargo.toml",

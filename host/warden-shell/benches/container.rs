@@ -42,12 +42,13 @@ fn main() {
     let Backend::Container { name, .. } = container.backend() else { panic!("not a container") };
     let bwrap = ShellSandbox::new(&in_bwrap, None).unwrap();
     assert!(matches!(bwrap.backend(), Backend::Bwrap(_)), "bubblewrap is needed for the comparison");
-    let true_argv = [OsString::from("true")];
+    // The seed's `execute("true")`: `sh -c true`.
+    let sh_true = ["/bin/sh", "-c", "true"].map(OsString::from);
     let bin_true = [OsString::from("/bin/true")];
 
     let cli_label = format!("`{engine} exec CONTAINER true`, CLI process");
     let mut rows: Vec<(&str, Vec<Duration>)> =
-        vec![("execute(\"true\"), Warden's container backend", vec![]), (&cli_label, vec![]), ("execute_argv(\"/bin/true\") under bubblewrap", vec![])];
+        vec![("execute(\"true\") (`sh -c true`), Warden's container backend", vec![]), (&cli_label, vec![]), ("execute_argv(\"/bin/true\") under bubblewrap", vec![])];
     for round in 0..ROUNDS + 3 {
         let keep = round >= 3;
         let mut time = |i: usize, f: &mut dyn FnMut()| {
@@ -57,7 +58,7 @@ fn main() {
                 rows[i].1.push(start.elapsed());
             }
         };
-        time(0, &mut || assert!(container.execute_argv(&true_argv, None, Duration::from_secs(30)).unwrap().ok()));
+        time(0, &mut || assert!(container.execute_argv(&sh_true, None, Duration::from_secs(30)).unwrap().ok()));
         time(1, &mut || assert!(Command::new(&engine).args(["exec", &name, "true"]).stdout(Stdio::null()).status().unwrap().success()));
         time(2, &mut || assert!(bwrap.execute_argv(&bin_true, None, Duration::from_secs(30)).unwrap().ok()));
     }

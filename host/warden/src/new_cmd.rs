@@ -133,6 +133,7 @@ fn language(lang: Lang) -> Language {
             files: &[
                 template!("src/lib.rs", "rust/lib.rs"),
                 template!("Cargo.toml", "rust/Cargo.toml"),
+                repo_file!("Cargo.lock", "guests/rust/Cargo.lock"),
                 template!("build.sh", "rust/build.sh"),
                 repo_file!("wasi-toolchain.sh", "guests/rust/toolchain.sh"),
                 repo_file!("warden-tool/Cargo.toml", "guests/rust/warden-tool/Cargo.toml"),
@@ -142,6 +143,7 @@ fn language(lang: Lang) -> Language {
                 File { path: "adapter/wasi_snapshot_preview1.reactor.wasm", contents: warden_wasm::PREVIEW1_REACTOR_ADAPTER },
             ],
             file_rows: "| `Cargo.toml` | the crate: a `cdylib` for wasm32-wasip1 |\n\
+                        | `Cargo.lock` | the versions Warden's own Rust tools are built and tested with (cargo drops what this crate does not use) |\n\
                         | `warden-tool/` | the support crate: declares tools, parses typed input, turns every error into a `tool-error`, and a panic too where std unwinds (the Debian route; rustup's std aborts, and the tool traps) |\n\
                         | `wasi-toolchain.sh` | finds rustup's wasm32-wasip1 target, or unpacks Debian's rustc-web where there is none |\n\
                         | `adapter/` | the WASI preview1 adapter that makes the compiled module a component |\n",
