@@ -134,8 +134,9 @@ pub fn create_body(
 ) -> ContainerCreateBody {
     let (nofile, nproc) = ulimits();
     // podman fills a tmpfs with what the image has there unless told not to; docker does not.
+    // docker makes a tmpfs noexec unless told otherwise; /tmp runs programs, as under bubblewrap.
     let no_copy = if engine == EngineKind::Podman { ",notmpcopyup" } else { "" };
-    let mut tmpfs = HashMap::from([("/tmp".to_owned(), "rw,nosuid,nodev,size=256m,mode=1777".to_owned())]);
+    let mut tmpfs = HashMap::from([("/tmp".to_owned(), "rw,exec,nosuid,nodev,size=256m,mode=1777".to_owned())]);
     for dir in &layout.hidden_dirs {
         tmpfs.insert(dir.clone(), format!("ro,nosuid,nodev,noexec,size=4k,mode=0555{no_copy}"));
     }
