@@ -340,10 +340,21 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
     c.send(r#"{"id": 41, "hello": "there"}"#);
     let e = c.read();
     assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(41), json!(-32600)), "{e}");
-    // A line far over the limit is refused without being held in memory.
-    c.send(&format!(r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"{}"}}}}"#, "a".repeat(6 << 20)));
+    // A 100 MB line is refused without being held in memory: the server's
+    // peak resident size grows by less than a tenth of it.
+    let peak_before = peak_resident_bytes(c.child.id());
+    c.send(&format!(r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"{}"}}}}"#, "a".repeat(100 << 20)));
     assert_eq!(c.read()["error"]["message"], "Invalid request: the message is longer than 4194304 bytes");
+    let growth = peak_resident_bytes(c.child.id()) - peak_before;
+    assert!(growth < 10 << 20, "the server's peak resident size grew by {growth} bytes");
     assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
+}
+
+/// `VmHWM` of a process: the most memory it has held resident.
+fn peak_resident_bytes(pid: u32) -> i64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<i64>().unwrap() * 1024
 }
 
 #[test]
