@@ -615,6 +615,51 @@ fn a_component_asks_through_the_client_and_its_session_grant_serves_the_later_ca
 }
 
 #[test]
+fn a_read_approval_mount_and_a_dynamic_folder_are_asked_through_the_client_too() {
+    let f = Fixture::new();
+    f.file("extra/reports/q4.md", "q4");
+    f.file("extra/old.md", "old");
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n    pipeline: { root: ./pipeline, read_approval: true }\n  dynamic: { within: [./extra] }\n",
+    );
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--audit", audit.to_str().unwrap()], json!({ "elicitation": { "form": {} } }));
+    // A read of a read_approval mount: once, then asked again and denied.
+    let status = json!({ "path": "/pipeline/status.md" });
+    let (result, forms) = c.call_answering("read_file", status.clone(), &[accept("once", "/pipeline")]);
+    assert_eq!((ok(&result)["content"].as_str(), forms.len()), (Some("ok"), 1));
+    let message = forms[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("read_file asks to read /pipeline/status.md (host path "), "{message}");
+    let (result, forms) = c.call_answering("read_file", status, &[accept("deny", "/pipeline")]);
+    assert_eq!((forms.len(), refused(&result)), (1, "Cannot read '/pipeline/status.md': the user declined access.\nReadable paths: /portfolio"));
+    // A file outside every mount, within the dynamic ceiling: its folder or wider, up to the ceiling.
+    let extra = f.path("extra").canonicalize().unwrap();
+    let q4 = extra.join("reports/q4.md");
+    let (result, forms) = c.call_answering("read_file", json!({ "path": q4 }), &[accept("session", extra.to_str().unwrap())]);
+    assert_eq!((ok(&result)["content"].as_str(), forms.len()), (Some("q4"), 1), "{forms:?}");
+    let schema = &forms[0]["requestedSchema"]["properties"];
+    assert_eq!(schema["folder"]["enum"], json!([extra.join("reports"), extra]));
+    // The session grant covers the ceiling for reading; writing is asked apart.
+    let (result, forms) = c.call_answering("read_file", json!({ "path": extra.join("old.md") }), &[]);
+    assert_eq!((ok(&result)["content"].as_str(), forms.len()), (Some("old"), 0));
+    let new = extra.join("new.md");
+    let (result, forms) = c.call_answering("write_file", json!({ "path": new, "content": "x" }), &[accept("deny", extra.to_str().unwrap())]);
+    let declined = format!("Cannot write to '{}': the user declined access.\nWritable paths: /portfolio", new.display());
+    assert_eq!((forms.len(), refused(&result)), (1, declined.as_str()));
+    assert!(!new.exists());
+    // Outside the ceiling nothing is asked.
+    let secret = f.path("outside/secret.md");
+    let (result, forms) = c.call_answering("read_file", json!({ "path": secret }), &[accept("session", "/")]);
+    let outside = format!("Cannot access '{}': path is outside sandbox.\nReadable paths: /portfolio, {}", secret.display(), extra.display());
+    assert_eq!((forms.len(), refused(&result)), (0, outside.as_str()));
+    let lines = audit_lines(&f);
+    let rows: Vec<(&str, &str, &str)> =
+        lines.iter().map(|l| (l["reason"].as_str().unwrap(), l["operation"].as_str().unwrap(), l["decision"].as_str().unwrap())).collect();
+    assert_eq!(rows, [("read_approval", "read", "allow"), ("read_approval", "read", "deny"), ("dynamic", "read", "allow"), ("dynamic", "write", "deny")]);
+}
+
+#[test]
 fn a_client_without_elicitation_gets_the_refusal_and_is_never_asked() {
     let f = Fixture::new();
     f.file("policy.yaml", APPROVAL_POLICY);
@@ -838,6 +883,7 @@ mod over_http {
         run_command_runs_in_the_os_sandbox_under_the_policys_time_limit,
         a_2025_client_is_asked_by_elicitation_once_session_deny_and_cancel,
         a_client_without_elicitation_gets_the_refusal_and_is_never_asked,
+        a_read_approval_mount_and_a_dynamic_folder_are_asked_through_the_client_too,
         a_component_asks_through_the_client_and_its_session_grant_serves_the_later_calls,
         a_2026_client_is_asked_in_the_result_and_answers_by_calling_again,
         answers_given_in_advance_are_used_and_the_client_is_never_asked,
