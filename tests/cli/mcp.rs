@@ -476,8 +476,35 @@ fn a_digest_that_does_not_match_refuses_that_component_and_only_it() {
     );
     let policy = f.path("policy.yaml");
     let r = super::warden(&["check", policy.to_str().unwrap()], "");
-    assert_eq!(r.status, 2);
-    assert!(r.stderr.contains("tools.bad.digest: "), "{}", r.stderr);
+    assert_eq!(
+        (r.status, r.stderr.trim_end()),
+        (2, format!("invalid policy: {}: tools.bad: refused: {} has digest blake3:{good}, and the policy says blake3:{zeros}", policy.display(), guest("textkit.wasm")).as_str())
+    );
+}
+
+#[test]
+fn check_lists_what_each_component_offers_under_which_worker_and_limits() {
+    let f = Fixture::new();
+    let good = blake3::hash(&std::fs::read(guest("textkit.wasm")).unwrap()).to_hex().to_string();
+    policy_with(
+        &f,
+        &format!(
+            "tools:\n  textkit: {{ component: {}, worker: analyzer, digest: \"blake3:{good}\", limits: {{ timeout: 5s, memory: 32MiB }} }}\n  notes: {{ component: {} }}\n",
+            guest("textkit.wasm"),
+            guest("notes_rs.wasm")
+        ),
+    );
+    let r = super::warden(&["check", f.path("policy.yaml").to_str().unwrap()], "");
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let listed = &r.stdout[r.stdout.find("tools (warden mcp):\n").expect(&r.stdout)..];
+    assert_eq!(
+        listed,
+        format!(
+            "tools (warden mcp):\n  textkit  {}  worker analyzer  digest blake3:{good} (matches)  limits timeout 5s, memory 32MiB\n    offers textkit__grep, textkit__count, textkit__report\n  notes  {}  worker (program)\n    offers notes__search, notes__summarize\n",
+            guest("textkit.wasm"),
+            guest("notes_rs.wasm")
+        )
+    );
 }
 
 #[test]
@@ -493,8 +520,10 @@ fn a_tool_name_model_apis_refuse_stops_the_server_before_it_serves() {
         "{}",
         r.stderr
     );
+    // `warden check` loads the components too, and stops at the same name.
     let r = super::warden(&["check", policy.to_str().unwrap()], "");
-    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(r.status, 2, "{}", r.stdout);
+    assert!(r.stderr.contains(&format!("tools.{key}: the tool 'grep' would be offered as '{key}__grep', which model APIs refuse")), "{}", r.stderr);
     f.file("policy.yaml", &format!("{}tools:\n  a__b: {{ component: {} }}\n", super::POLICY, guest("textkit.wasm")));
     let r = super::warden(&["check", policy.to_str().unwrap()], "");
     assert_eq!(r.status, 2);

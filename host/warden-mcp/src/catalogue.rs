@@ -2,6 +2,8 @@
 
 use rmcp::model::Tool;
 use warden_fs::approval::ApprovalSession;
+use warden_policy::Policy;
+use warden_wasm::Runtime;
 
 use crate::component_tools::Components;
 use crate::file_tools::FileTool;
@@ -36,25 +38,16 @@ pub struct Catalogue {
 impl Catalogue {
     /// Two tools with one name is an error naming both.
     pub fn new(offer: Offer) -> Result<Catalogue, String> {
+        check_names(offered_names(builtin_names(offer.file_tools, offer.shell.is_some()), offer.components.as_ref()))?;
         let mut tools: Vec<Tool> = Vec::new();
-        // Where each tool comes from, to name both of a clash.
-        let mut origins: Vec<String> = Vec::new();
         if offer.file_tools {
             tools.extend(FileTool::ALL.iter().map(|t| t.definition()));
-            origins.resize(tools.len(), "a file tool".to_owned());
         }
         if let Some(shell) = &offer.shell {
             tools.push(shell.definition.clone());
-            origins.push("the shell tool".to_owned());
         }
         if let Some(components) = &offer.components {
-            for tool in &components.tools {
-                if let Some(i) = tools.iter().position(|t| t.name == tool.definition.name) {
-                    return Err(format!("two tools are named '{}': {} and {}", tool.definition.name, origins[i], tool.origin()));
-                }
-                tools.push(tool.definition.clone());
-                origins.push(tool.origin());
-            }
+            tools.extend(components.tools.iter().map(|t| t.definition.clone()));
         }
         // A session as a new client gets one: the sandbox in effect before any grant.
         let session = (offer.new_session)(offer.worker.as_deref())?;
@@ -69,5 +62,69 @@ impl Catalogue {
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// The built-in tools offered, by name, each with where it comes from.
+fn builtin_names(file_tools: bool, shell: bool) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    if file_tools {
+        names.extend(FileTool::ALL.iter().map(|t| (t.definition().name.into_owned(), "a file tool".to_owned())));
+    }
+    if shell {
+        names.push((crate::shell_tool::NAME.to_owned(), "the shell tool".to_owned()));
+    }
+    names
+}
+
+/// The names `offer` would list, each with where it comes from, in order.
+fn offered_names(builtins: Vec<(String, String)>, components: Option<&Components>) -> Vec<(String, String)> {
+    let tools = components.map(|c| c.tools.as_slice()).unwrap_or_default();
+    builtins.into_iter().chain(tools.iter().map(|t| (t.definition.name.to_string(), t.origin()))).collect()
+}
+
+/// Two tools with one name is an error naming where both come from.
+fn check_names(named: Vec<(String, String)>) -> Result<(), String> {
+    for (i, (name, origin)) in named.iter().enumerate() {
+        if let Some((_, first)) = named[..i].iter().find(|(n, _)| n == name) {
+            return Err(format!("two tools are named '{name}': {first} and {origin}"));
+        }
+    }
+    Ok(())
+}
+
+/// What `warden mcp` checks before it serves, for `warden check`: loads the
+/// components `policy` declares and checks their tools' names against each
+/// other and the built-in tools. A component refused for its digest is in
+/// [`Components::refused`].
+pub fn check_tools(policy: &Policy, runtime: Runtime) -> Result<Components, String> {
+    let components = Components::load(policy, runtime)?;
+    check_names(offered_names(builtin_names(policy.mcp.file_tools, policy.shell_section), Some(&components)))?;
+    Ok(components)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(n, o)| (n.to_string(), o.to_string())).collect()
+    }
+
+    #[test]
+    fn keys_and_tools_that_join_into_one_name_are_a_clash_naming_both() {
+        let clash = named(&[("read_file", "a file tool"), ("a___b", "the tool '_b' of component 'a'"), ("a___b", "the tool 'b' of component 'a_'")]);
+        assert_eq!(check_names(clash), Err("two tools are named 'a___b': the tool '_b' of component 'a' and the tool 'b' of component 'a_'".to_owned()));
+    }
+
+    #[test]
+    fn a_component_tool_cannot_take_a_built_in_name() {
+        let mut offered = builtin_names(true, true);
+        offered.push(("run_command".into(), "the tool 'run_command' of component 'x'".into()));
+        assert_eq!(
+            check_names(offered),
+            Err("two tools are named 'run_command': the shell tool and the tool 'run_command' of component 'x'".to_owned())
+        );
+        assert_eq!(check_names(builtin_names(true, true)), Ok(()));
     }
 }

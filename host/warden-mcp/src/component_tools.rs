@@ -28,6 +28,11 @@ pub struct ComponentTool {
 }
 
 impl ComponentTool {
+    /// The key of the component it belongs to (`tools.KEY`).
+    pub fn key(&self) -> &str {
+        &self.component.decl.key
+    }
+
     /// Which tool of which component, for a message.
     pub fn origin(&self) -> String {
         format!("the tool '{}' of component '{}'", self.tool, self.component.decl.key)

@@ -19,7 +19,7 @@ mod stdio;
 
 pub use component_tools::{is_valid_tool_name, Components};
 pub use http::{run_http, serve_http, HttpOptions};
-pub use catalogue::{Offer, SessionFactory};
+pub use catalogue::{check_tools, Offer, SessionFactory};
 pub use reload::{Rebuild, Reloader};
 pub use server::{refused, WardenMcp};
 pub use shell_tool::ShellTool;

@@ -4,7 +4,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use warden_fs::{OpenMount, Sandbox};
-use warden_policy::{Dynamic, Rules};
+use warden_policy::{Dynamic, Limits, Policy, Rules};
+use warden_wasm::{Runtime, RuntimeOptions};
 
 use crate::exit::Failure;
 
@@ -28,25 +29,58 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
         }
     }
     if !policy.tools.is_empty() {
-        out.push_str("tools (warden mcp):\n");
-    }
-    for tool in policy.tools.values() {
-        let _ = write!(out, "  {}  {}  worker {}", tool.key, tool.component.display(), tool.worker.as_deref().unwrap_or("(program)"));
-        if let Some(expected) = &tool.digest {
-            let actual = std::fs::read(&tool.component).map(|bytes| blake3::hash(&bytes).to_hex().to_string())?;
-            if &actual != expected {
-                return Err(Failure::usage(format!(
-                    "invalid policy: {}: tools.{}.digest: {} has digest blake3:{actual}, and the policy says blake3:{expected}",
-                    policy.file.display(),
-                    tool.key,
-                    tool.component.display()
-                )));
-            }
-            let _ = write!(out, "  digest blake3:{expected} (matches)");
-        }
-        out.push('\n');
+        describe_tools(&mut out, &policy)?;
     }
     Ok(out)
+}
+
+/// Loads each declared component and checks its tools as `warden mcp` does
+/// at start, then lists the names it would offer.
+fn describe_tools(out: &mut String, policy: &Policy) -> Result<(), Failure> {
+    let invalid = |e: String| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display()));
+    let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 1 })
+        .map_err(|e| Failure::usage(format!("warden: {e}")))?;
+    let components = warden_mcp::check_tools(policy, runtime).map_err(invalid)?;
+    if let Some(refusal) = components.refused.first() {
+        return Err(invalid(refusal.clone()));
+    }
+    out.push_str("tools (warden mcp):\n");
+    for decl in policy.tools.values() {
+        let _ = write!(out, "  {}  {}  worker {}", decl.key, decl.component.display(), decl.worker.as_deref().unwrap_or("(program)"));
+        if let Some(digest) = &decl.digest {
+            let _ = write!(out, "  digest blake3:{digest} (matches)");
+        }
+        out.push_str(&limits(&decl.limits));
+        let names: Vec<&str> = components.tools.iter().filter(|t| t.key() == decl.key).map(|t| t.definition.name.as_ref()).collect();
+        let _ = writeln!(out, "\n    offers {}", if names.is_empty() { "no tools".to_owned() } else { names.join(", ") });
+    }
+    Ok(())
+}
+
+/// The limits a policy sets, as `  limits timeout 5s, memory 64 MiB`; empty when none.
+fn limits(l: &Limits) -> String {
+    let mut set = Vec::new();
+    if let Some(timeout) = l.timeout {
+        set.push(format!("timeout {timeout:?}"));
+    }
+    if let Some(bytes) = l.memory_bytes {
+        set.push(format!("memory {}", size(bytes)));
+    }
+    if let Some(fuel) = l.fuel {
+        set.push(format!("fuel {fuel}"));
+    }
+    if let Some(bytes) = l.output_bytes {
+        set.push(format!("output {}", size(bytes)));
+    }
+    if set.is_empty() { String::new() } else { format!("  limits {}", set.join(", ")) }
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
 }
 
 fn describe(out: &mut String, title: &str, sandbox: &Sandbox, dynamic: Option<&Dynamic>) {

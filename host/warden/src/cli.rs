@@ -29,7 +29,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate a policy and print the effective mounts of the program and of each worker.
+    /// Validate a policy and print the effective mounts of the program and of each worker,
+    /// and the tools each declared component offers to `warden mcp` (loaded and checked as the server does).
     Check {
         /// The policy file (YAML).
         policy: PathBuf,
