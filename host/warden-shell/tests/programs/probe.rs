@@ -4,6 +4,9 @@
 //!
 //! `probe unix PATH`: connects to the Unix socket PATH.
 //! `probe ptrace`: asks to be traced (PTRACE_TRACEME).
+//! `probe tiocsti`: makes a new pty its controlling terminal and pushes a
+//! byte into its input (TIOCSTI), as the plain request and with high bits set.
+//! `probe raw`: opens a raw ICMP socket.
 //! `probe runner SOCKET ARGS...`: asks the container's runner at SOCKET to
 //! start ARGS, whole and well-formed, with its own stdout and stderr; prints
 //! the runner's answer.
@@ -15,6 +18,9 @@ use std::os::unix::net::UnixStream;
 unsafe extern "C" {
     fn ptrace(request: i64, pid: i32, addr: usize, data: usize) -> i64;
     fn sendmsg(fd: i32, msg: *const MsgHdr, flags: i32) -> isize;
+    fn setsid() -> i32;
+    fn ioctl(fd: i32, request: u64, ...) -> i32;
+    fn socket(domain: i32, kind: i32, protocol: i32) -> i32;
 }
 
 #[repr(C)]
@@ -44,13 +50,48 @@ fn main() {
         Some("ptrace") => {
             // SAFETY: PTRACE_TRACEME takes no pointers.
             let got = unsafe { ptrace(0, 0, 0, 0) };
-            println!("ptrace {got} errno {}", std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+            println!("ptrace {got} errno {}", errno());
+        }
+        Some("tiocsti") => tiocsti(),
+        Some("raw") => {
+            // SAFETY: no pointers. AF_INET, SOCK_RAW, IPPROTO_ICMP.
+            let fd = unsafe { socket(2, 3, 1) };
+            println!("raw {fd} errno {}", if fd < 0 { errno() } else { 0 });
         }
         Some("runner") => println!("{}", ask_runner(&args[1], &args[2..]).unwrap_or_else(|e| format!("failed: {e}"))),
         _ => {
-            eprintln!("usage: probe unix PATH | ptrace | runner SOCKET ARGS...");
+            eprintln!("usage: probe unix PATH | ptrace | tiocsti | raw | runner SOCKET ARGS...");
             std::process::exit(2);
         }
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// TIOCSTI on this process's own controlling terminal, which the kernel
+/// would allow: only a filter refuses it.
+fn tiocsti() {
+    use std::fs::OpenOptions;
+    // SAFETY: no pointers; the command's shell leads the process group, not this.
+    if unsafe { setsid() } < 0 {
+        return println!("setsid errno {}", errno());
+    }
+    let master = OpenOptions::new().read(true).write(true).open("/dev/ptmx").expect("/dev/ptmx");
+    let (mut unlock, mut number) = (0i32, 0u32);
+    // SAFETY: TIOCSPTLCK reads an int, TIOCGPTN writes an unsigned int.
+    unsafe {
+        ioctl(master.as_raw_fd(), 0x4004_5431, &mut unlock as *mut i32);
+        ioctl(master.as_raw_fd(), 0x8004_5430, &mut number as *mut u32);
+    }
+    // Opened without O_NOCTTY by a session leader: its controlling terminal.
+    let tty = OpenOptions::new().read(true).write(true).open(format!("/dev/pts/{number}")).expect("the pty");
+    for request in [0x5412u64, 0x1_0000_5412] {
+        let byte = b'x';
+        // SAFETY: TIOCSTI reads one byte.
+        let got = unsafe { ioctl(tty.as_raw_fd(), request, &byte as *const u8) };
+        println!("tiocsti {request:#x} {}", if got < 0 { format!("errno {}", errno()) } else { "INJECTED".to_owned() });
     }
 }
 
