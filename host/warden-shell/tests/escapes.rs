@@ -294,7 +294,9 @@ fn ptrace_is_refused() {
 
 #[test]
 fn tiocsti_is_refused_even_with_high_bits_set() {
-    let script = "python3 -c '\nimport fcntl, os\nm, s = os.openpty()\nfor cmd in (0x5412, 0x100005412):\n    try:\n        fcntl.ioctl(s, cmd, b\"x\")\n        print(\"INJECTED\")\n    except OSError as e:\n        print(e.errno)\n'";
+    // On the command's own controlling terminal, which the kernel would allow
+    // without capabilities: only the filter refuses it.
+    let script = "python3 -c '\nimport fcntl, os, termios\ntry:\n    os.setsid()\nexcept OSError:\n    pass\nm, s = os.openpty()\nfcntl.ioctl(s, termios.TIOCSCTTY, 0)\nfor cmd in (0x5412, 0x100005412):\n    try:\n        fcntl.ioctl(s, cmd, b\"x\")\n        print(\"INJECTED\")\n    except OSError as e:\n        print(e.errno)\n'";
     let r = Project::new().sh(script);
     assert_eq!(r.stdout, "1\n1\n", "{r:?}");
 }
