@@ -685,7 +685,17 @@ fn a_read_approval_mount_and_a_dynamic_folder_are_asked_through_the_client_too()
     let lines = audit_lines(&f);
     let rows: Vec<(&str, &str, &str)> =
         lines.iter().map(|l| (l["reason"].as_str().unwrap(), l["operation"].as_str().unwrap(), l["decision"].as_str().unwrap())).collect();
-    assert_eq!(rows, [("read_approval", "read", "allow"), ("read_approval", "read", "deny"), ("dynamic", "read", "allow"), ("dynamic", "write", "deny")]);
+    assert_eq!(
+        rows,
+        [
+            ("read_approval", "read", "allow"),
+            ("read_approval", "read", "deny"),
+            ("dynamic", "read", "allow"),
+            ("dynamic", "write", "deny"),
+            ("outside_sandbox", "access", "refused"),
+        ]
+    );
+    assert_eq!((lines[4]["refusal"].as_str(), lines[4]["client"].as_str()), (Some(outside.as_str()), Some("warden-tests")));
 }
 
 #[test]

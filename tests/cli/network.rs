@@ -266,10 +266,11 @@ fn a_components_socket_to_a_listed_name_that_resolves_to_loopback_is_refused() {
     let policy = f.path("policy.yaml");
     let net = repo().join("guests/out/hostile/net.wasm");
     let input = format!(r#"{{"host":"rebind.warden.test","port":{port}}}"#);
+    let audit = f.path("audit.jsonl");
     let r = warden_with_hosts(
         &f,
         "127.0.0.1 rebind.warden.test",
-        &["call", "--stats", "--policy", policy.to_str().unwrap(), net.to_str().unwrap(), "probe", "--input", &input],
+        &["call", "--stats", "--audit", audit.to_str().unwrap(), "--policy", policy.to_str().unwrap(), net.to_str().unwrap(), "probe", "--input", &input],
     );
     // The name is listed, so it is looked up; the address it gave is not, so the
     // connection fails with access-denied (error 1), and the refusal is on record.
@@ -283,6 +284,22 @@ fn a_components_socket_to_a_listed_name_that_resolves_to_loopback_is_refused() {
         r.stderr
     );
     assert!(listener.accept().is_err(), "the connection reached the host");
+    // The tool went on after the refusal; the audit log has it all the same.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
+    let target = format!("rebind.warden.test:{port}");
+    assert_eq!(
+        (line["tool"].as_str(), line["operation"].as_str(), line["path"].as_str(), line["reason"].as_str(), line["decision"].as_str()),
+        (Some("net.wasm probe"), Some("connect"), Some(target.as_str()), Some("network"), Some("refused"))
+    );
+    assert_eq!(
+        line["refusal"],
+        format!(
+            "Cannot connect to '{target}': the name resolves to 127.0.0.1, a loopback address, \
+             which the network allowlist does not include.\nAllowed hosts: {target}"
+        )
+    );
 }
 
 #[test]

@@ -281,7 +281,41 @@ fn every_answer_is_in_the_audit_log() {
     assert_eq!(r.session, s.info().id);
     let r = &records[1];
     assert_eq!((r.operation.as_str(), r.reason.as_str(), r.decision, r.grant.as_deref()), ("write", "write_approval", Decision::Deny, None));
-    assert_eq!(r.host_path, PathBuf::from(host(&t, "portfolio/notes.md")));
+    assert_eq!(r.host_path, Some(PathBuf::from(host(&t, "portfolio/notes.md"))));
+}
+
+#[test]
+fn a_refusal_nobody_could_lift_is_audited_with_the_text_the_agent_saw() {
+    let t = tree();
+    let log_path = t.path("audit.jsonl");
+    let q = Queue::new(&[]);
+    let mut s = session(&t, Some("analyzer"), q.clone(), Some(AuditLog::open(&log_path).unwrap()));
+    let refused = write(&mut s, "/portfolio/reports/q3.md", "x").unwrap_err();
+    let _ = read(&mut s, "/portfolio/../../etc/passwd");
+    let _ = read(&mut s, "/portfolio/reports/a\0b.md");
+    let _ = read(&mut s, "/pipeline/status.md");
+    let records = AuditLog::read(&log_path).unwrap();
+    let rows: Vec<(&str, &str, &str, Decision)> =
+        records.iter().map(|r| (r.operation.as_str(), r.path.as_str(), r.reason.as_str(), r.decision)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("write", "/portfolio/reports/q3.md", "read_only", Decision::Refused),
+            ("access", "/portfolio/../../etc/passwd", "outside_sandbox", Decision::Refused),
+            // As the message shows it: the NUL escaped, never written raw.
+            ("access", r"/portfolio/reports/a\0b.md", "invalid_path", Decision::Refused),
+            ("access", "/pipeline/status.md", "outside_sandbox", Decision::Refused),
+        ]
+    );
+    let r = &records[0];
+    assert_eq!((r.refusal.as_deref(), r.tool.as_deref(), r.worker.as_deref(), r.host_path.as_ref()), (Some(refused.as_str()), Some("test"), Some("analyzer"), None));
+    assert!(q.requests().is_empty());
+    // A refusal a person was asked about is logged once, as the answer.
+    let mut s = session(&t, None, Queue::new(&[Answer::Deny]), Some(AuditLog::open(&log_path).unwrap()));
+    let _ = write(&mut s, "/portfolio/notes.md", "x");
+    let last = AuditLog::read(&log_path).unwrap().pop().unwrap();
+    assert_eq!((last.reason.as_str(), last.decision, last.refusal), ("write_approval", Decision::Deny, None));
+    assert_eq!(AuditLog::read(&log_path).unwrap().len(), 5);
 }
 
 #[test]

@@ -47,6 +47,16 @@ impl Refusable for CallAttempt {
         self.0.as_ref().ok()?.denial.as_ref()
     }
 
+    /// Every refusal the component met, and the one it was reported with.
+    fn refusals(&self) -> Vec<&Denial> {
+        let Ok(outcome) = &self.0 else { return Vec::new() };
+        let mut all: Vec<&Denial> = outcome.report.denials.iter().collect();
+        if let Some(last) = outcome.denial.as_ref().filter(|d| !all.contains(d)) {
+            all.push(last);
+        }
+        all
+    }
+
     fn with_denial(mut self, denial: Denial) -> Self {
         if let Ok(outcome) = &mut self.0 {
             outcome.result = Err(ToolError::Denied(denial.to_string()));

@@ -1,4 +1,5 @@
-//! The audit log: one JSON line per answered request, appended and synced.
+//! The audit log: one JSON line per answered request, and one per refusal
+//! nobody was asked about, appended and synced.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -9,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::approver::{Answer, Scope};
 use super::request::{Reason, Request};
+use super::session::SessionInfo;
+use crate::Denial;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -17,6 +20,8 @@ pub enum Decision {
     Deny,
     /// No person could be asked.
     Unanswered,
+    /// Refused by the sandbox's rules; nobody was asked.
+    Refused,
 }
 
 /// One line of the log. Host paths are fine here: it is for the person, not the model.
@@ -30,18 +35,23 @@ pub struct AuditRecord {
     /// The program the request came through (an MCP client's name), when not Warden's own CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
-    /// `read` or `write`.
+    /// `read` or `write`; for a refusal also `access` (either) or `connect`.
     pub operation: String,
-    /// The virtual path that was accessed, and its host path.
+    /// The virtual path that was accessed (`host:port` for a connection), and its host path where known.
     pub path: String,
-    pub host_path: PathBuf,
-    /// `read_approval`, `write_approval` or `dynamic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<PathBuf>,
+    /// `read_approval`, `write_approval` or `dynamic`; for a refusal, its kind
+    /// (`outside_sandbox`, `read_only`, `network`, ...).
     pub reason: String,
     /// The folder granted (virtual and host), when allowed.
     pub grant: Option<String>,
     pub grant_host: Option<PathBuf>,
     pub scope: Option<String>,
     pub decision: Decision,
+    /// For a refusal: the text the tool or agent was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 impl AuditRecord {
@@ -64,13 +74,47 @@ impl AuditRecord {
             client: request.client.clone(),
             operation: request.access.as_str().to_owned(),
             path: request.path.to_string(),
-            host_path: request.host_path.clone(),
+            host_path: Some(request.host_path.clone()),
             reason: reason.to_owned(),
             grant: granted.map(|g| g.path.to_string()),
             grant_host: granted.map(|g| g.host.clone()),
             scope: scope.map(|s: Scope| s.as_str().to_owned()),
             decision,
+            refusal: None,
         }
+    }
+
+    /// A refusal by the sandbox's rules that nobody was asked about; `None`
+    /// for the refusals that come from asking (needs approval, declined),
+    /// whose answers are logged as they are given.
+    pub fn refused(info: &SessionInfo, tool: Option<&str>, client: Option<&str>, denial: &Denial) -> Option<AuditRecord> {
+        let (operation, path, reason) = match denial {
+            Denial::OutsideSandbox { path, .. } => ("access", path.clone(), "outside_sandbox"),
+            Denial::ReadOnly { path, .. } => ("write", path.clone(), "read_only"),
+            Denial::WriteOnly { path, .. } => ("read", path.clone(), "write_only"),
+            Denial::InvalidPath { path, .. } => ("access", path.clone(), "invalid_path"),
+            Denial::SuffixNotAllowed { path, .. } => ("access", path.clone(), "suffix_not_allowed"),
+            Denial::FileTooLarge { path, .. } => ("read", path.clone(), "file_too_large"),
+            Denial::ContentTooLarge { path, .. } => ("write", path.clone(), "content_too_large"),
+            Denial::Network(refusal) => ("connect", refusal.target.clone(), "network"),
+            Denial::NeedsApproval { .. } | Denial::Declined { .. } => return None,
+        };
+        Some(AuditRecord {
+            time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            session: info.id.clone(),
+            worker: info.worker.clone(),
+            tool: tool.map(str::to_owned),
+            client: client.map(str::to_owned),
+            operation: operation.to_owned(),
+            path,
+            host_path: None,
+            reason: reason.to_owned(),
+            grant: None,
+            grant_host: None,
+            scope: None,
+            decision: Decision::Refused,
+            refusal: Some(denial.to_string()),
+        })
     }
 }
 

@@ -35,6 +35,11 @@ pub trait Refusable {
     fn denial(&self) -> Option<&Denial>;
     /// The same outcome with its refusal replaced by `denial`.
     fn with_denial(self, denial: Denial) -> Self;
+    /// Every refusal on the way to it, for the audit log (a tool may go on
+    /// after some); by default the one it ended with.
+    fn refusals(&self) -> Vec<&Denial> {
+        self.denial().into_iter().collect()
+    }
 }
 
 impl<T> Refusable for Result<T> {
@@ -138,6 +143,7 @@ impl ApprovalSession {
             let sandbox = self.sandbox()?;
             let outcome = op(&sandbox);
             let Some(request) = outcome.denial().and_then(|d| self.request_for(d, tool)) else {
+                self.log_refusals(tool, &outcome)?;
                 return Ok(outcome);
             };
             let key = (request.access, request.path.clone());
@@ -183,6 +189,24 @@ impl ApprovalSession {
                 }
                 _ => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Logs each refusal of `outcome` that nobody could be asked to lift.
+    fn log_refusals(&mut self, tool: Option<&str>, outcome: &impl Refusable) -> Result<()> {
+        if self.audit.is_none() {
+            return Ok(());
+        }
+        let records: Vec<AuditRecord> = outcome
+            .refusals()
+            .into_iter()
+            .filter(|d| self.request_for(d, tool).is_none())
+            .filter_map(|d| AuditRecord::refused(&self.info, tool, self.client.as_deref(), d))
+            .collect();
+        let log = self.audit.as_mut().expect("checked above");
+        for record in records {
+            log.append(&record).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?;
         }
         Ok(())
     }
