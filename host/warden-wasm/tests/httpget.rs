@@ -53,6 +53,7 @@ per_language!(
     another_host_and_a_bare_domain_are_denied_before_any_lookup,
     a_listed_name_that_resolves_to_loopback_is_denied,
     without_network_the_request_is_denied,
+    an_authority_with_a_listed_name_as_userinfo_is_checked_by_its_real_host,
 );
 
 fn get(lang: Lang, network: Network, authority: &str) -> Result<String, ToolError> {
@@ -121,4 +122,18 @@ fn without_network_the_request_is_denied(lang: Lang) {
     let port = server();
     let denied = get(lang, Network::Off, &format!("127.0.0.1:{port}")).unwrap_err();
     assert_eq!(denied, ToolError::Denied(format!("Cannot connect to '127.0.0.1:{port}': network access is disabled for this sandbox.")));
+}
+
+fn an_authority_with_a_listed_name_as_userinfo_is_checked_by_its_real_host(lang: Lang) {
+    // `listed.example.test:80@127.0.0.1:PORT` names 127.0.0.1; the listed name is only userinfo.
+    let port = server();
+    let network = || Network::Allow(Allowlist { entries: vec![AllowEntry::parse("*.example.test:80").unwrap()], listen: false });
+    for authority in [format!("x.example.test:80@127.0.0.1:{port}"), format!("x.example.test@127.0.0.1:{port}")] {
+        let denied = get(lang, network(), &authority).unwrap_err();
+        assert_eq!(
+            denied,
+            ToolError::Denied(format!("Cannot connect to '127.0.0.1:{port}': host not in the network allowlist.\nAllowed hosts: *.example.test:80")),
+            "{authority}"
+        );
+    }
 }
