@@ -197,6 +197,35 @@ fn a_worker_runs_under_its_own_narrower_list() {
     );
 }
 
+#[test]
+fn a_component_under_a_worker_gets_the_workers_narrower_list() {
+    let f = Fixture::new();
+    let port = server("program");
+    f.file(
+        "policy.yaml",
+        &format!(
+            "version: 1\nsandbox:\n  paths:\n    portfolio: {{ root: ./portfolio, mode: rw }}\n  network: {{ allow: [\"127.0.0.1:{port}\"] }}\n\
+             workers:\n  offline: {{ inherit: true, network: {{ allow: [] }} }}\n"
+        ),
+    );
+    let httpget = repo().join("guests/out/httpget.wasm");
+    let input = format!(r#"{{"authority":"127.0.0.1:{port}","path":"/"}}"#);
+    let run = |worker: &[&str]| {
+        let mut args = vec!["call", "--policy", f.path("policy.yaml").to_str().unwrap().to_owned().leak()];
+        args.extend_from_slice(worker);
+        args.extend([httpget.to_str().unwrap(), "get", "--input", input.as_str()]);
+        Command::new(env!("CARGO_BIN_EXE_warden")).args(&args).output().unwrap()
+    };
+    let program = run(&[]);
+    assert_eq!(String::from_utf8_lossy(&program.stdout), "{\"status\":200,\"bytes\":7}\n", "{}", String::from_utf8_lossy(&program.stderr));
+    let worker = run(&["--worker", "offline"]);
+    assert_eq!((worker.status.code(), String::from_utf8_lossy(&worker.stdout).as_ref()), (Some(3), ""));
+    assert_eq!(
+        String::from_utf8_lossy(&worker.stderr),
+        format!("Cannot connect to '127.0.0.1:{port}': host not in the network allowlist.\nAllowed hosts: none\n")
+    );
+}
+
 // ---- names the test controls: a private /etc/hosts ----
 
 /// `warden ARGS` in a mount namespace of its own whose /etc/hosts also lists
