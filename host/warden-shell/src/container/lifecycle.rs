@@ -198,7 +198,7 @@ pub fn create_body(
 /// empty files over missing protected paths), the policy does not.
 pub fn config_digest(settings: &ContainerSettings, exec: &ExecSettings) -> String {
     let exec = ExecSettings { placeholders: Vec::new(), covers: Vec::new(), runner: false, ..exec.clone() };
-    let text = format!("{settings:?}\n{exec:?}\n{}", env!("CARGO_PKG_VERSION"));
+    let text = format!("{settings:?}\n{exec:?}\n{}\n{}", env!("CARGO_PKG_VERSION"), runner::program_digest());
     blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 

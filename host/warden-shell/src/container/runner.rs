@@ -40,6 +40,12 @@ const SOCKET: &str = "runner.sock";
 
 static PROGRAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/warden-runner"));
 
+/// Which runner this build has: a container started with another (an older
+/// Warden's, speaking another protocol) counts as made with other settings.
+pub fn program_digest() -> String {
+    blake3::hash(PROGRAM).to_hex().to_string()
+}
+
 /// The container's command: the runner, listening on its socket.
 pub fn command() -> Vec<String> {
     vec![PROGRAM_INSIDE.to_owned(), format!("{SOCKET_DIR_INSIDE}/{SOCKET}")]
@@ -52,7 +58,7 @@ pub fn program() -> Result<Option<PathBuf>, ShellError> {
         return Ok(None);
     }
     let folder = crate::container::engine::own_folder().map_err(ShellError::Engine)?;
-    let digest = blake3::hash(PROGRAM).to_hex();
+    let digest = program_digest();
     let path = folder.join(format!("runner-{}", &digest[..16]));
     if std::fs::read(&path).is_ok_and(|bytes| bytes == PROGRAM) {
         return Ok(Some(path));
