@@ -25,6 +25,9 @@ const LABEL_OWNER: &str = "io.warden.owner";
 const LABEL_CONFIG: &str = "io.warden.config";
 /// How to run commands in it ([`ExecSettings`] as JSON), for `warden exec --sandbox`.
 const LABEL_EXEC: &str = "io.warden.exec";
+/// The digest of the runner it was started with: another build's runner may
+/// speak another protocol.
+const LABEL_RUNNER: &str = "io.warden.runner";
 
 /// What running a command needs besides the container: kept in a label, so
 /// that another process can run commands in a kept sandbox.
@@ -173,6 +176,9 @@ pub fn create_body(
     if owner == Owner::ThisProcess {
         labels.insert(LABEL_OWNER.into(), owner_mark(std::process::id()).unwrap_or_default());
     }
+    if runner_program.is_some() {
+        labels.insert(LABEL_RUNNER.into(), runner::program_digest());
+    }
     ContainerCreateBody {
         image: Some(settings.image.clone()),
         // PID 1 is the engine's init (--init); this keeps the container alive
@@ -285,6 +291,8 @@ pub struct Existing {
     pub owner: Option<String>,
     pub config: Option<String>,
     pub exec: Option<ExecSettings>,
+    /// The digest of its runner (`io.warden.runner`).
+    pub runner: Option<String>,
 }
 
 pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, ShellError> {
@@ -299,6 +307,7 @@ pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, S
                 owner: labels.get(LABEL_OWNER).cloned(),
                 config: labels.get(LABEL_CONFIG).cloned(),
                 exec: labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str(e).ok()),
+                runner: labels.get(LABEL_RUNNER).cloned(),
             }))
         }
         Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(None),

@@ -175,6 +175,12 @@ impl ContainerSandbox {
                     Some(found) if found.owner.is_some() => tried.push(format!("{}: {container} belongs to a running process", choice.name())),
                     Some(found) if found.running || !must_run => {
                         let settings = found.exec.ok_or_else(|| ShellError::Policy(format!("{container} has no Warden settings")))?;
+                        if must_run && settings.runner && found.runner != Some(runner::program_digest()) {
+                            return Err(ShellError::Policy(format!(
+                                "the sandbox {name} was started by another Warden build, whose runner this one cannot rely on; \
+                                 stop it (warden sandbox stop {name}) and start it again"
+                            )));
+                        }
                         let running = Running {
                             engine,
                             name: container,
