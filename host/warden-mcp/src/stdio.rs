@@ -94,7 +94,7 @@ where
             if available.is_empty() {
                 let rest = std::mem::take(&mut self.partial);
                 let too_long = std::mem::take(&mut self.too_long);
-                return Ok((too_long || !rest.is_empty()).then(|| if too_long { Line::TooLong } else { Line::Text(rest) }));
+                return Ok((too_long || !rest.is_empty()).then_some(if too_long { Line::TooLong } else { Line::Text(rest) }));
             }
             let (chunk, used) = match available.iter().position(|&b| b == b'\n') {
                 Some(end) => (&available[..end], end + 1),

@@ -216,7 +216,7 @@ fn container(spec: &ShellSpec, base: &Path) -> Result<Option<ContainerSettings>,
     }
     let nano_cpus = match c.cpus {
         None => None,
-        Some(cpus) if cpus.is_finite() && cpus >= 0.01 && cpus <= 1024.0 => Some((cpus * 1e9) as u64),
+        Some(cpus) if cpus.is_finite() && (0.01..=1024.0).contains(&cpus) => Some((cpus * 1e9) as u64),
         Some(cpus) => return Err(("container.cpus", format!("{cpus} is not a number of CPUs between 0.01 and 1024"))),
     };
     Ok(Some(ContainerSettings {

@@ -282,7 +282,7 @@ impl ApprovalSession {
             }
             choices.push(GrantDir { path: virtual_path, host });
         }
-        (!choices.is_empty()).then(|| Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None, client: None })
+        (!choices.is_empty()).then_some(Request { access, path, host_path, reason: Reason::OutsideMounts, choices, tool: None, worker: None, client: None })
     }
 
     /// A host folder holding or inside a mount would reach its files past its rules.
