@@ -111,11 +111,35 @@ pub struct SandboxSpec {
 }
 
 /// `true`/`false`, or `{ allow: [...] }`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[serde(untagged)]
 pub enum NetworkSpec {
     Enabled(bool),
     Allow(NetworkAllow),
+}
+
+/// By hand rather than `untagged`, which buffers the value and so loses the
+/// place of each entry: an unusable one is reported at its own line and column.
+impl<'de> Deserialize<'de> for NetworkSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = NetworkSpec;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`true`, `false` or `{ allow: [HOST:PORT, ...] }`")
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, enabled: bool) -> Result<NetworkSpec, E> {
+                Ok(NetworkSpec::Enabled(enabled))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<NetworkSpec, A::Error> {
+                NetworkAllow::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(NetworkSpec::Allow)
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
 }
 
 /// Exactly these connections, checked on the address actually connected to.
@@ -126,7 +150,8 @@ pub struct NetworkAllow {
     /// `10.1.2.3:5432`, `10.0.0.0/8:5432`, `[::1]:8080`. A listed name that resolves to a
     /// loopback, link-local, private or unspecified address is refused unless that
     /// address is listed too (`localhost` lists 127.0.0.1 and ::1). An empty list allows nothing.
-    pub allow: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub allow: Vec<Spanned<String>>,
     /// Components may open listening sockets.
     #[serde(default)]
     pub listen: bool,

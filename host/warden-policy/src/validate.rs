@@ -81,7 +81,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
     };
     let network = match &sandbox.network {
         None => Network::Off,
-        Some(spec) => network(&spec.value).map_err(|m| err(m).field("sandbox.network").at(&spec.referenced))?,
+        Some(spec) => network(&spec.value).map_err(|(m, place)| err(m).field("sandbox.network").at(&place.unwrap_or(spec.referenced)))?,
     };
     let mut policy = Policy {
         file: file.to_owned(),
@@ -161,12 +161,15 @@ fn dynamic_ceiling(base: &Path, spec: &DynamicSpec) -> Result<Option<Dynamic>, S
     }
 }
 
-fn network(spec: &NetworkSpec) -> Result<Network, String> {
+/// The network of `spec`; an unusable entry is an error with the entry's own place, where known.
+fn network(spec: &NetworkSpec) -> Result<Network, (String, Option<serde_saphyr::Location>)> {
     match spec {
         NetworkSpec::Enabled(false) => Ok(Network::Off),
         NetworkSpec::Enabled(true) => Ok(Network::Full),
         NetworkSpec::Allow(rules) => {
-            let entries = rules.allow.iter().enumerate().map(|(i, e)| AllowEntry::parse(e).map_err(|m| format!("allow[{i}]: {m}")));
+            let entries = rules.allow.iter().enumerate().map(|(i, e)| {
+                AllowEntry::parse(&e.value).map_err(|m| (format!("allow[{i}]: {m}"), (e.referenced.line() > 0).then_some(e.referenced)))
+            });
             Ok(Network::Allow(Allowlist { entries: entries.collect::<Result<_, _>>()?, listen: rules.listen }))
         }
     }
@@ -372,7 +375,9 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
         None => policy.network.clone(),
         Some(asked) => {
             let fail = |m: String| PolicyError::new(&policy.file, m).field(format!("workers.{name}.network")).at(&asked.referenced);
-            let network = network(&asked.value).map_err(fail)?;
+            let network = network(&asked.value).map_err(|(m, place)| {
+                PolicyError::new(&policy.file, m).field(format!("workers.{name}.network")).at(&place.unwrap_or(asked.referenced))
+            })?;
             policy.network.narrows_to(&network).map_err(|what| {
                 fail(
                     SandboxPermissionEscalationError {

@@ -374,10 +374,10 @@ fn a_bad_network_entry_names_the_entry_with_line_and_column() {
     let e = Dir::new().check(&format!("{NET}  network:\n    allow: [\"api.example.com:443\", \"api.example.com\"]\n")).unwrap_err();
     assert_eq!(
         e,
-        ":6:5: sandbox.network: allow[1]: 'api.example.com' is not a usable entry: the port is missing: write HOST:PORT"
+        ":6:36: sandbox.network: allow[1]: 'api.example.com' is not a usable entry: the port is missing: write HOST:PORT"
     );
     let e = Dir::new().check(&format!("{NET}  network: {{ allow: [\"a\\0b.com:1\"] }}\n")).unwrap_err();
-    assert!(e.starts_with(":5:12: sandbox.network: allow[0]: 'a\\0b.com:1' is not a usable entry"), "{e}");
+    assert!(e.starts_with(":5:22: sandbox.network: allow[0]: 'a\\0b.com:1' is not a usable entry"), "{e}");
 }
 
 #[test]
