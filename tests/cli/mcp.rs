@@ -325,10 +325,33 @@ fn refusals_are_tool_errors_in_the_sandboxs_words_and_the_server_goes_on() {
     for (tool, arguments, text) in cases {
         assert_eq!(refused(&c.call(tool, arguments.clone())), text, "{tool} {arguments}");
     }
+    // The escapes: a home path, a host path, /proc, a NUL, a symlink out, moves and copies out.
+    std::os::unix::fs::symlink(f.path("outside/secret.md"), f.path("portfolio/link.md")).unwrap();
+    let secret = f.path("outside/secret.md");
+    let escapes = [
+        ("read_file", json!({ "path": "~/.ssh/id_rsa.md" }), "Cannot access '~/.ssh/id_rsa.md': '~' paths are not available in this sandbox.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("read_file", json!({ "path": secret }), format!("Cannot access '{}': path is outside sandbox.\nReadable paths: /portfolio, /pipeline", secret.display())),
+        ("read_file", json!({ "path": "/proc/self/environ" }), "Cannot access '/proc/self/environ': path is outside sandbox.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("read_file", json!({ "path": "/portfolio/notes.md\0.md" }), "Cannot access '/portfolio/notes.md\\0.md': path contains a NUL byte.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("read_file", json!({ "path": "/portfolio/link.md" }), "Cannot access '/portfolio/link.md': path is outside sandbox.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("copy_file", json!({ "source": "/portfolio/link.md", "destination": "/portfolio/copy.md" }), "Cannot access '/portfolio/link.md': path is outside sandbox.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("move_file", json!({ "source": "/portfolio/notes.md", "destination": "/pipeline/notes.md" }), "Cannot write to '/pipeline/notes.md': path is read-only.\nWritable paths: /portfolio".to_owned()),
+        (
+            "copy_file",
+            json!({ "source": "/portfolio/notes.md", "destination": "/portfolio/../../outside/copy.md" }),
+            "Cannot access '/portfolio/../../outside/copy.md': path is outside sandbox.\nReadable paths: /portfolio, /pipeline".to_owned(),
+        ),
+        ("list_files", json!({ "path": "/portfolio/link.md" }), "Cannot access '/portfolio/link.md': path is outside sandbox.\nReadable paths: /portfolio, /pipeline".to_owned()),
+        ("delete_file", json!({ "path": "/pipeline/status.md" }), "Cannot write to '/pipeline/status.md': path is read-only.\nWritable paths: /portfolio".to_owned()),
+    ];
+    for (tool, arguments, text) in escapes {
+        assert_eq!(refused(&c.call(tool, arguments.clone())), text, "{tool} {arguments}");
+    }
     let unknown = c.exchange("tools/call", json!({ "name": "grant_access", "arguments": {} }));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert_eq!(ok(&c.call("read_file", json!({ "path": "/portfolio/notes.md" })))["content"], "hello notes");
-    assert!(!f.path("pipeline/x.md").exists());
+    assert!(!f.path("pipeline/x.md").exists() && !f.path("pipeline/notes.md").exists() && !f.path("outside/copy.md").exists());
+    assert!(!f.path("portfolio/copy.md").exists() && f.path("pipeline/status.md").exists());
 }
 
 #[test]
