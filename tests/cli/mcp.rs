@@ -767,6 +767,10 @@ fn a_2026_client_is_asked_in_the_result_and_answers_by_calling_again() {
     std::fs::remove_file(f.path("portfolio/a.md")).unwrap();
     assert_eq!(refused(&again(&mut c, &arguments, &state, accept("once", "/portfolio"))), refusal);
     assert!(!f.path("portfolio/a.md").exists());
+    // An answer sent with no state at all is not an answer: the call is asked about again.
+    let unasked = c.request("tools/call", json!({ "name": "write_file", "arguments": other, "inputResponses": { "approval": accept("session", "/portfolio") } }));
+    assert_eq!(unasked["resultType"], "input_required", "{unasked}");
+    assert!(!f.path("portfolio/b.md").exists());
     // A decline is today's refusal.
     let asked = c.call("write_file", other.clone());
     let declined = again(&mut c, &other, asked["requestState"].as_str().unwrap(), json!({ "action": "decline" }));
