@@ -42,12 +42,12 @@ step run --policy "$tools" "$guests/wc.wasm" /portfolio/notes.md /pipeline/statu
 step run "$guests/hello.wasm" Warden
 step run --timeout 200ms "$guests/hostile/loop.wasm"
 step run --deterministic --stats "$guests/entropy.wasm"
-step exec --policy "$tools" --cwd /portfolio -- /bin/sh -c 'echo "from a shell" > drafts/shell.md; cat drafts/shell.md; ls /root; echo x > /pipeline/x.md'
+step exec --policy "$tools" --cwd /portfolio -- /bin/sh -c 'echo "from a shell" > drafts/shell.md; cat drafts/shell.md; ls /root; echo x > ../pipeline/x.md'
 
 # The same policy's folders in a container (podman or docker), one per command, then one kept across commands.
 box="$scratch/example/container.yaml"
 step check "$box"
-step exec --policy "$box" -- sh -c 'pwd; echo "from a container" > drafts/container.md; cat drafts/container.md; cat credentials.txt; echo x > /pipeline/x.md'
+step exec --policy "$box" -- sh -c 'pwd; echo "from a container" > drafts/container.md; cat drafts/container.md; echo "credentials.txt (deny_read) holds $(wc -c < credentials.txt) bytes here"; echo x > /pipeline/x.md'
 step sandbox start --policy "$box" --name "demo-$$"
 step exec --sandbox "demo-$$" -- sh -c 'echo "kept across commands" > /tmp/state'
 step exec --sandbox "demo-$$" --timeout 1s -- sh -c 'sleep 60 & sleep 60'
