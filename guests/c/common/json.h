@@ -28,10 +28,45 @@ static const char *json_find(const char *json, const char *key) {
     return NULL;
 }
 
-/* A newly allocated copy of the string value of "key" (escapes decoded), or NULL. */
+/* The four hex digits at `p` as a number, or -1. */
+static long json_hex4(const char *p) {
+    long n = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        n = n * 16 + d;
+    }
+    return n;
+}
+
+/* Writes code point `c` as UTF-8 at `o`; returns the byte after it. */
+static char *json_utf8(char *o, long c) {
+    if (c < 0x80) {
+        *o++ = (char)c;
+    } else if (c < 0x800) {
+        *o++ = (char)(0xC0 | (c >> 6));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *o++ = (char)(0xE0 | (c >> 12));
+        *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | (c >> 18));
+        *o++ = (char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+/* A newly allocated copy of the string value of "key" (escapes decoded, \uXXXX
+ * as UTF-8), or NULL. A value holding \u0000 is NULL too: in C it would end
+ * the string early, so "/a.md\u0000.txt" would silently become "/a.md". */
 static char *json_string(const char *json, const char *key) {
     const char *v = json_find(json, key);
     if (!v || *v != '"') return NULL;
+    /* UTF-8 of an escape is never longer than the escape itself. */
     char *out = malloc(strlen(v) + 1), *o = out;
     for (v++; *v && *v != '"'; v++) {
         if (*v == '\\' && v[1]) {
@@ -40,6 +75,23 @@ static char *json_string(const char *json, const char *key) {
             case 'n': *o++ = '\n'; break;
             case 't': *o++ = '\t'; break;
             case 'r': *o++ = '\r'; break;
+            case 'b': *o++ = '\b'; break;
+            case 'f': *o++ = '\f'; break;
+            case 'u': {
+                long c = json_hex4(v + 1);
+                if (c < 0) goto bad;
+                v += 4;
+                if (c >= 0xD800 && c <= 0xDBFF && v[1] == '\\' && v[2] == 'u') {
+                    long low = json_hex4(v + 3);
+                    if (low >= 0xDC00 && low <= 0xDFFF) {
+                        c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                        v += 6;
+                    }
+                }
+                if (c == 0 || (c >= 0xD800 && c <= 0xDFFF)) goto bad;
+                o = json_utf8(o, c);
+                break;
+            }
             default: *o++ = *v; break;
             }
         } else {
@@ -48,6 +100,9 @@ static char *json_string(const char *json, const char *key) {
     }
     *o = 0;
     return out;
+bad:
+    free(out);
+    return NULL;
 }
 
 static long json_number(const char *json, const char *key, long fallback) {

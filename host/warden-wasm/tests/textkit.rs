@@ -117,3 +117,22 @@ fn bad_input_is_invalid_input_not_a_trap() {
         out.result
     );
 }
+
+#[test]
+fn json_escapes_in_the_input_reach_the_tool_decoded() {
+    let tree = tree();
+    tree.file("notes/café.md", "un café noir\n😀 smile\n");
+    let config = tree.config(POLICY);
+    // \u00e9 (é), a surrogate pair (😀), and the path itself escaped.
+    let out = call(&config, "grep", r#"{"pattern":"caf\u00e9","path":"/notes/caf\u00e9.md"}"#);
+    assert_eq!(out.result.unwrap(), "/notes/café.md:1: un café noir\n1 match\n");
+    let out = call(&config, "grep", r#"{"pattern":"\ud83d\ude00","path":"/notes/café.md"}"#);
+    assert_eq!(out.result.unwrap(), "/notes/café.md:2: 😀 smile\n1 match\n");
+}
+
+#[test]
+fn a_nul_escape_is_invalid_input_not_a_shorter_path() {
+    // In C, "/notes/todo.md\u0000.txt" would end at the NUL and name another file.
+    let out = call(&tree().config(POLICY), "grep", r#"{"pattern":"milk","path":"/notes/todo.md\u0000.txt"}"#);
+    assert_eq!(out.result, Err(ToolError::InvalidInput("give a non-empty \"pattern\" and a \"path\"".into())));
+}
