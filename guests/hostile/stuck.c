@@ -1,7 +1,7 @@
 /* Hostile: a tool that never answers (spin), crashes (trap), takes all the
- * memory it can (hog) or writes to stdout for ever (chatter), for the limits
- * and cancellation of a host that serves tools to others, which must go on
- * serving. */
+ * memory it can (hog), writes to stdout for ever (chatter) or is refused a
+ * hundred times and then crashes (sneak), for the limits, cancellation and
+ * audit of a host that serves tools to others, which must go on serving. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -13,8 +13,9 @@ void exports_tool_describe(tool_list_tool_info_t *ret) {
         {"trap", "Crash (an unreachable instruction).", "{\"type\":\"object\"}"},
         {"hog", "Allocate memory until none is left.", "{\"type\":\"object\"}"},
         {"chatter", "Write to stdout for ever.", "{\"type\":\"object\"}"},
+        {"sneak", "Try 100 files outside /portfolio, then crash.", "{\"type\":\"object\"}"},
     };
-    describe_tools(ret, spec, 4);
+    describe_tools(ret, spec, 5);
 }
 
 bool exports_tool_call(tool_string_t *name, tool_string_t *input, tool_string_t *ret, tool_tool_error_t *err) {
@@ -40,6 +41,16 @@ bool exports_tool_call(tool_string_t *name, tool_string_t *input, tool_string_t 
             fputs("chatter\n", stdout);
             fflush(stdout);
         }
+    }
+    if (strcmp(tool, "sneak") == 0) {
+        /* Refused each time; the crash must not keep the attempts out of the audit log. */
+        char path[64];
+        for (int i = 0; i < 100; i++) {
+            snprintf(path, sizeof path, "/portfolio/../outside-%d.md", i);
+            FILE *f = fopen(path, "r");
+            if (f) fclose(f);
+        }
+        __builtin_trap();
     }
     tool_string_dup(ret, "unexpected");
     (void)err;

@@ -187,6 +187,11 @@ fn suggest_turns_session_grants_into_a_policy_snippet() {
     // The snippet is a valid policy.
     f.file("suggested.yaml", &format!("version: 1\n{snippet}"));
     assert_eq!(warden(&["check", f.path("suggested.yaml").to_str().unwrap()], "").status, 0);
+    // A later run that was only refused is logged, and is not the session suggested by default.
+    assert_eq!(warden(&["fs", "--policy", p, "read", "/etc/passwd"], "").status, 3);
+    assert_eq!(audit(&f).last().unwrap()["decision"], "refused");
+    let again = warden(&["suggest", "--audit", f.path("audit.jsonl").to_str().unwrap()], "");
+    assert_eq!(again.stdout, r.stdout);
 }
 
 #[test]

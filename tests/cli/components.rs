@@ -193,3 +193,22 @@ fn only_named_environment_variables_pass() {
     let out = child.output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "A=1\nFROM_HOST=passed\n");
 }
+
+#[test]
+fn a_tool_that_crashes_after_its_refusals_still_leaves_them_in_the_audit_log() {
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  audit: ./audit.jsonl\n");
+    let r = run(&["call", "--policy", &policy(&f), &guest("hostile/stuck.wasm"), "sneak", "--input", "{}"]);
+    assert_eq!(r.status, 125, "{}", r.stderr);
+    assert!(r.stderr.starts_with("warden: the tool trapped: "), "{}", r.stderr);
+    // 100 refusals: the first 32 one by one, then one line for the rest, written at once.
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(f.path("audit.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 33);
+    assert_eq!(
+        (lines[0]["path"].as_str(), lines[0]["reason"].as_str(), lines[0]["decision"].as_str(), lines[0]["tool"].as_str()),
+        (Some("/outside-0.md"), Some("outside_sandbox"), Some("refused"), Some("stuck.wasm sneak"))
+    );
+    assert_eq!(lines[31]["path"], "/outside-31.md");
+    assert_eq!((lines[32]["reason"].as_str(), lines[32]["refusal"].as_str()), (Some("more_refusals"), Some("68 more refusals in this run, not logged one by one")));
+}

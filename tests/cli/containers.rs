@@ -85,33 +85,40 @@ fn a_kept_sandbox_of_another_warden_build_is_refused_and_can_be_stopped() {
     let inspect = Command::new("podman").args(["inspect", "--format", "{{json .Config.Labels}}", &format!("warden-{current}")]).output().unwrap();
     let labels: std::collections::BTreeMap<String, String> = serde_json::from_slice(&inspect.stdout).unwrap();
     assert_eq!(warden(&f, &["sandbox", "stop", &current], &[]).0, 0);
-    let mut run = Command::new("podman");
-    run.args(["run", "-d", "--init", "--name", &format!("warden-{name}")]);
-    for (key, value) in labels.iter().filter(|(k, _)| k.starts_with("io.warden.")) {
-        let value = match key.as_str() {
-            "io.warden.sandbox" => name.clone(),
-            "io.warden.runner" => "0".repeat(64),
-            _ => value.clone(),
-        };
-        run.args(["--label", &format!("{key}={value}")]);
+    // Another runner's digest, and none at all (a build from before the label).
+    for runner in [Some("0".repeat(64)), None] {
+        let mut run = Command::new("podman");
+        run.args(["run", "-d", "--init", "--name", &format!("warden-{name}")]);
+        for (key, value) in labels.iter().filter(|(k, _)| k.starts_with("io.warden.")) {
+            let value = match key.as_str() {
+                "io.warden.sandbox" => name.clone(),
+                "io.warden.runner" => match &runner {
+                    Some(digest) => digest.clone(),
+                    None => continue,
+                },
+                _ => value.clone(),
+            };
+            run.args(["--label", &format!("{key}={value}")]);
+        }
+        assert!(run.args(["localhost/warden-busybox:1", "sleep", "600"]).output().unwrap().status.success());
+        let (status, stdout, stderr) = warden(&f, &["exec", "--sandbox", &name, "--", "sh", "-c", "echo ran"], &[]);
+        assert_eq!(
+            (status, stdout.as_str(), stderr.as_str()),
+            (
+                2,
+                "",
+                format!(
+                    "warden: the sandbox {name} was started by another Warden build, whose runner this one cannot rely on; \
+                     stop it (warden sandbox stop {name}) and start it again\n"
+                )
+                .as_str()
+            ),
+            "{runner:?}"
+        );
+        let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
+        assert_eq!(status, 0, "{stderr}");
+        assert!(containers_named(&format!("warden-{name}")).is_empty());
     }
-    assert!(run.args(["localhost/warden-busybox:1", "sleep", "600"]).output().unwrap().status.success());
-    let (status, stdout, stderr) = warden(&f, &["exec", "--sandbox", &name, "--", "sh", "-c", "echo ran"], &[]);
-    assert_eq!(
-        (status, stdout.as_str(), stderr.as_str()),
-        (
-            2,
-            "",
-            format!(
-                "warden: the sandbox {name} was started by another Warden build, whose runner this one cannot rely on; \
-                 stop it (warden sandbox stop {name}) and start it again\n"
-            )
-            .as_str()
-        )
-    );
-    let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
-    assert_eq!(status, 0, "{stderr}");
-    assert!(containers_named(&format!("warden-{name}")).is_empty());
 }
 
 #[test]

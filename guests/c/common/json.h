@@ -28,6 +28,13 @@ static const char *json_find(const char *json, const char *key) {
     return NULL;
 }
 
+/* Whether "key" is given a value other than null: with json_string's NULL,
+ * tells a field left out from one that cannot be used. */
+static bool json_has(const char *json, const char *key) {
+    const char *v = json_find(json, key);
+    return v && strncmp(v, "null", 4) != 0;
+}
+
 /* The four hex digits at `p` as a number, or -1. */
 static long json_hex4(const char *p) {
     long n = 0;

@@ -57,6 +57,9 @@ bool exports_tool_call(tool_string_t *name, tool_string_t *input_arg, tool_strin
     char *path = json_string(input, "path");
     char *scheme = json_string(input, "scheme");
     if (!authority) return tool_fail(err, TOOL_TOOL_ERROR_INVALID_INPUT, "give an authority, e.g. 127.0.0.1:8080");
+    /* Never a default in place of a value that was given but cannot be used (a NUL in it). */
+    if ((!path && json_has(input, "path")) || (!scheme && json_has(input, "scheme")))
+        return tool_fail(err, TOOL_TOOL_ERROR_INVALID_INPUT, "\"path\" and \"scheme\" must be strings without NUL");
 
     wasi_http_types_own_outgoing_request_t request =
         wasi_http_types_constructor_outgoing_request(wasi_http_types_constructor_fields());

@@ -318,6 +318,47 @@ fn a_refusal_nobody_could_lift_is_audited_with_the_text_the_agent_saw() {
     assert_eq!(AuditLog::read(&log_path).unwrap().len(), 5);
 }
 
+/// An outcome that met several refusals and ended on the last one, as a tool call does.
+struct Several(Vec<warden_fs::Denial>);
+
+impl warden_fs::approval::Refusable for Several {
+    fn denial(&self) -> Option<&warden_fs::Denial> {
+        self.0.last()
+    }
+
+    fn with_denial(mut self, denial: warden_fs::Denial) -> Self {
+        self.0.pop();
+        self.0.push(denial);
+        self
+    }
+
+    fn refusals(&self) -> Vec<&warden_fs::Denial> {
+        self.0.iter().collect()
+    }
+}
+
+#[test]
+fn refusals_met_before_a_question_are_logged_whatever_the_answer() {
+    let t = tree();
+    let log_path = t.path("audit.jsonl");
+    let mut s = session(&t, None, Queue::new(&[Answer::Deny]), Some(AuditLog::open(&log_path).unwrap()));
+    let _ = s
+        .attempt(Some("test"), |sb| {
+            let refused = |path: &str| sb.write(path, b"x").err().and_then(|e| if let warden_fs::FsError::Denied(d) = e { Some(d) } else { None });
+            // One refusal nobody may lift, then one a person is asked about.
+            Several(vec![refused("/portfolio/a\0.md").unwrap(), refused("/portfolio/notes.md").unwrap()])
+        })
+        .unwrap();
+    let rows: Vec<(String, String, Decision)> = AuditLog::read(&log_path).unwrap().into_iter().map(|r| (r.path, r.reason, r.decision)).collect();
+    assert_eq!(
+        rows,
+        [
+            (r"/portfolio/a\0.md".to_owned(), "invalid_path".to_owned(), Decision::Refused),
+            ("/portfolio/notes.md".to_owned(), "write_approval".to_owned(), Decision::Deny),
+        ]
+    );
+}
+
 #[test]
 fn a_full_disk_under_the_audit_log_grants_nothing() {
     let t = tree();

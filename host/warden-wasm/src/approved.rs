@@ -25,8 +25,12 @@ pub fn call_approved(
     tool: &str,
     input: &str,
 ) -> Result<Result<CallOutcome, RunError>, warden_fs::FsError> {
-    let attempt = session.attempt(Some(label), |sandbox| {
-        CallAttempt(give_sandbox(config, sandbox).and_then(|()| runtime.call(loaded, config, tool, input)))
+    let attempt = session.attempt(Some(label), |sandbox| match give_sandbox(config, sandbox) {
+        Ok(()) => {
+            let (outcome, met) = runtime.call_keeping_denials(loaded, config, tool, input);
+            CallAttempt(outcome, met)
+        }
+        Err(e) => CallAttempt(Err(e), Vec::new()),
     })?;
     Ok(attempt.0)
 }
@@ -39,19 +43,19 @@ pub fn give_sandbox(config: &mut RunConfig, sandbox: &Sandbox) -> Result<(), Run
     Ok(())
 }
 
-/// One call under an approval session.
-struct CallAttempt(Result<CallOutcome, RunError>);
+/// One call under an approval session, and every refusal it met.
+struct CallAttempt(Result<CallOutcome, RunError>, Vec<Denial>);
 
 impl Refusable for CallAttempt {
     fn denial(&self) -> Option<&Denial> {
         self.0.as_ref().ok()?.denial.as_ref()
     }
 
-    /// Every refusal the component met, and the one it was reported with.
+    /// Every refusal the component met (also before a trap or a limit), and
+    /// the one it was reported with.
     fn refusals(&self) -> Vec<&Denial> {
-        let Ok(outcome) = &self.0 else { return Vec::new() };
-        let mut all: Vec<&Denial> = outcome.report.denials.iter().collect();
-        if let Some(last) = outcome.denial.as_ref().filter(|d| !all.contains(d)) {
+        let mut all: Vec<&Denial> = self.1.iter().collect();
+        if let Some(last) = self.denial().filter(|d| !all.contains(d)) {
             all.push(last);
         }
         all

@@ -176,6 +176,11 @@ impl Session {
         classify(err, self.hit)
     }
 
+    /// The refusals so far: what a run that ended in an error still met.
+    pub fn denials(&self) -> Vec<warden_fs::Denial> {
+        self.store.data().guard.denials()
+    }
+
     pub fn finish(mut self) -> RunReport {
         let fuel_left = self.store.get_fuel().unwrap_or(0);
         let state = self.store.data_mut();

@@ -69,13 +69,31 @@ impl Runtime {
 
     /// Calls tool `name` with `input` (JSON text) in a fresh instance.
     pub fn call(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> Result<CallOutcome, RunError> {
-        let pre = self.tool_pre(loaded)?;
+        self.call_keeping_denials(loaded, config, name, input).0
+    }
+
+    /// [`Runtime::call`], and every refusal the call met, also when it ended
+    /// in an error (a trap, a limit), for the audit log: a tool cannot keep
+    /// its refused attempts out of it by trapping after them.
+    pub fn call_keeping_denials(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> (Result<CallOutcome, RunError>, Vec<Denial>) {
+        let pre = match self.tool_pre(loaded) {
+            Ok(pre) => pre,
+            Err(e) => return (Err(e), Vec::new()),
+        };
         let mut session = Session::new(self, config);
-        let tool = pre.instantiate(&mut session.store).map_err(|e| session.classify(e))?;
-        let result = tool.call_call(&mut session.store, name, input).map_err(|e| session.classify(e))?;
-        let report = session.finish();
-        let (result, denial) = in_sandbox_words(result, &report, &config.lists);
-        Ok(CallOutcome { result, denial, report })
+        let ran = pre.instantiate(&mut session.store).and_then(|tool| tool.call_call(&mut session.store, name, input));
+        match ran {
+            Ok(result) => {
+                let report = session.finish();
+                let met = report.denials.clone();
+                let (result, denial) = in_sandbox_words(result, &report, &config.lists);
+                (Ok(CallOutcome { result, denial, report }), met)
+            }
+            Err(e) => {
+                let met = session.denials();
+                (Err(session.classify(e)), met)
+            }
+        }
     }
 
     /// [`Runtime::call`] from async code: the call runs on tokio's blocking

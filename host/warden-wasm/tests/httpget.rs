@@ -137,3 +137,15 @@ fn an_authority_with_a_listed_name_as_userinfo_is_checked_by_its_real_host(lang:
         );
     }
 }
+
+#[test]
+fn the_c_guest_refuses_a_path_it_cannot_use_rather_than_fetching_the_default() {
+    // "/big\u0000x" would be "/" in C if the NUL made the field look left out.
+    let port = server();
+    let runtime = runtime();
+    let loaded = load(&runtime, "httpget.wasm");
+    let config = RunConfig { network: allow(&format!("127.0.0.1:{port}")), ..Default::default() };
+    let input = format!(r#"{{"authority":"127.0.0.1:{port}","path":"/big\u0000x"}}"#);
+    let out = runtime.call(&loaded, &config, "get", &input).unwrap().result;
+    assert_eq!(out, Err(ToolError::InvalidInput("\"path\" and \"scheme\" must be strings without NUL".into())));
+}

@@ -9,7 +9,9 @@ use crate::exit::Failure;
 
 pub fn run(audit: &Path, session: Option<&str>) -> Result<(), Failure> {
     let records = AuditLog::read(audit).map_err(|e| Failure::usage(format!("cannot read the audit log {}: {e}", audit.display())))?;
-    let Some(session) = session.map(str::to_owned).or_else(|| records.last().map(|r| r.session.clone())) else {
+    // By default the last session a person was asked in: refusals alone grant nothing.
+    let asked = records.iter().rev().find(|r| r.decision != Decision::Refused);
+    let Some(session) = session.map(str::to_owned).or_else(|| asked.map(|r| r.session.clone())) else {
         return Err(Failure::usage(format!("the audit log {} has no requests", audit.display())));
     };
     let mine: Vec<&AuditRecord> = records.iter().filter(|r| r.session == session).collect();

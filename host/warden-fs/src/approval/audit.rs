@@ -84,11 +84,17 @@ impl AuditRecord {
         }
     }
 
+    /// Stands for `count` refusals of one run past those logged one by one.
+    pub fn more_refusals(info: &SessionInfo, tool: Option<&str>, client: Option<&str>, count: usize) -> AuditRecord {
+        let text = format!("{count} more refusals in this run, not logged one by one");
+        AuditRecord::refusal(info, tool, client, ("access", String::new(), "more_refusals"), text)
+    }
+
     /// A refusal by the sandbox's rules that nobody was asked about; `None`
     /// for the refusals that come from asking (needs approval, declined),
     /// whose answers are logged as they are given.
     pub fn refused(info: &SessionInfo, tool: Option<&str>, client: Option<&str>, denial: &Denial) -> Option<AuditRecord> {
-        let (operation, path, reason) = match denial {
+        let what = match denial {
             Denial::OutsideSandbox { path, .. } => ("access", path.clone(), "outside_sandbox"),
             Denial::ReadOnly { path, .. } => ("write", path.clone(), "read_only"),
             Denial::WriteOnly { path, .. } => ("read", path.clone(), "write_only"),
@@ -99,7 +105,13 @@ impl AuditRecord {
             Denial::Network(refusal) => ("connect", refusal.target.clone(), "network"),
             Denial::NeedsApproval { .. } | Denial::Declined { .. } => return None,
         };
-        Some(AuditRecord {
+        Some(AuditRecord::refusal(info, tool, client, what, denial.to_string()))
+    }
+
+    /// A `refused` line: (operation, path, reason) and the text the agent saw.
+    fn refusal(info: &SessionInfo, tool: Option<&str>, client: Option<&str>, what: (&str, String, &str), text: String) -> AuditRecord {
+        let (operation, path, reason) = what;
+        AuditRecord {
             time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             session: info.id.clone(),
             worker: info.worker.clone(),
@@ -113,8 +125,8 @@ impl AuditRecord {
             grant_host: None,
             scope: None,
             decision: Decision::Refused,
-            refusal: Some(denial.to_string()),
-        })
+            refusal: Some(text),
+        }
     }
 }
 
@@ -147,9 +159,20 @@ impl AuditLog {
     }
 
     pub fn append(&mut self, record: &AuditRecord) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
+        self.append_all(std::slice::from_ref(record))
+    }
+
+    /// Appends `records` in one write, synced once; nothing for none.
+    pub fn append_all(&mut self, records: &[AuditRecord]) -> io::Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record).map_err(io::Error::other)?;
+            lines.push(b'\n');
+        }
+        self.file.write_all(&lines)?;
         self.file.sync_data()
     }
 

@@ -15,6 +15,9 @@ use crate::sandbox::{OpenMount, Sandbox};
 /// How many requests one operation may raise before it is left as refused.
 const MAX_REQUESTS_PER_OPERATION: usize = 16;
 
+/// How many distinct refusals of one run go to the audit log one by one.
+pub const MAX_REFUSALS_LOGGED: usize = 32;
+
 /// Who the session is, for the audit log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -142,8 +145,9 @@ impl ApprovalSession {
         loop {
             let sandbox = self.sandbox()?;
             let outcome = op(&sandbox);
+            // Each run's own: a run again after a grant makes its attempts again.
+            self.log_refusals(tool, &outcome)?;
             let Some(request) = outcome.denial().and_then(|d| self.request_for(d, tool)) else {
-                self.log_refusals(tool, &outcome)?;
                 return Ok(outcome);
             };
             let key = (request.access, request.path.clone());
@@ -193,22 +197,28 @@ impl ApprovalSession {
         Ok(())
     }
 
-    /// Logs each refusal of `outcome` that nobody could be asked to lift.
+    /// Logs the refusals of `outcome` that nobody could be asked to lift:
+    /// each once, at most [`MAX_REFUSALS_LOGGED`] and a line saying how many
+    /// more, in one synced write (a tool that is refused a million times in
+    /// its time limit must not hold its call slot writing them).
     fn log_refusals(&mut self, tool: Option<&str>, outcome: &impl Refusable) -> Result<()> {
         if self.audit.is_none() {
             return Ok(());
         }
-        let records: Vec<AuditRecord> = outcome
-            .refusals()
-            .into_iter()
-            .filter(|d| self.request_for(d, tool).is_none())
-            .filter_map(|d| AuditRecord::refused(&self.info, tool, self.client.as_deref(), d))
-            .collect();
-        let log = self.audit.as_mut().expect("checked above");
-        for record in records {
-            log.append(&record).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?;
+        let mut unique: Vec<&Denial> = Vec::new();
+        for denial in outcome.refusals() {
+            if !unique.contains(&denial) && self.request_for(denial, tool).is_none() {
+                unique.push(denial);
+            }
         }
-        Ok(())
+        let client = self.client.as_deref();
+        let mut records: Vec<AuditRecord> =
+            unique.iter().take(MAX_REFUSALS_LOGGED).filter_map(|d| AuditRecord::refused(&self.info, tool, client, d)).collect();
+        if unique.len() > MAX_REFUSALS_LOGGED {
+            records.push(AuditRecord::more_refusals(&self.info, tool, client, unique.len() - MAX_REFUSALS_LOGGED));
+        }
+        let log = self.audit.as_mut().expect("checked above");
+        log.append_all(&records).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })
     }
 
     /// Whether a grant already allows `access` to `path`.
