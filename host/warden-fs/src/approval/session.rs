@@ -101,7 +101,7 @@ impl ApprovalSession {
     /// grants it for the session comes back with [`ApprovalSession::adopt`].
     pub fn fork(&self, approver: Box<dyn Approver>) -> Result<ApprovalSession> {
         let audit = match &self.audit {
-            Some(log) => Some(log.try_clone().map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?),
+            Some(log) => Some(log.try_clone().map_err(audit_failed)?),
             None => None,
         };
         let mut fork = ApprovalSession::new(self.base.try_clone()?, self.dynamic.clone(), approver, audit, self.info.clone());
@@ -205,9 +205,11 @@ impl ApprovalSession {
         if self.audit.is_none() {
             return Ok(());
         }
+        // By the text the agent saw: linear, however many times a tool was refused.
+        let mut seen = std::collections::HashSet::new();
         let mut unique: Vec<&Denial> = Vec::new();
         for denial in outcome.refusals() {
-            if !unique.contains(&denial) && self.request_for(denial, tool).is_none() {
+            if seen.insert(denial.to_string()) && self.request_for(denial, tool).is_none() {
                 unique.push(denial);
             }
         }
@@ -218,7 +220,7 @@ impl ApprovalSession {
             records.push(AuditRecord::more_refusals(&self.info, tool, client, unique.len() - MAX_REFUSALS_LOGGED));
         }
         let log = self.audit.as_mut().expect("checked above");
-        log.append_all(&records).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })
+        log.append_all(&records).map_err(audit_failed)
     }
 
     /// Whether a grant already allows `access` to `path`.
@@ -234,7 +236,7 @@ impl ApprovalSession {
         };
         if let (Some(log), false) = (&mut self.audit, answer == Answer::Deferred) {
             let record = AuditRecord::new(&self.info.id, &request, answer);
-            log.append(&record).map_err(|source| FsError::Io { op: Op::Write, path: "the audit log".into(), source })?;
+            log.append(&record).map_err(audit_failed)?;
         }
         if let Answer::Allow { scope, choice } = answer {
             let mount = match &request.reason {
@@ -306,6 +308,11 @@ impl ApprovalSession {
         self.base.mount_names().iter().any(|n| n == first)
             || self.base.mounts().iter().any(|m| path.starts_with(&m.path) || m.path.starts_with(path))
     }
+}
+
+/// A failure to write the audit log: nothing is granted past it.
+fn audit_failed(source: std::io::Error) -> FsError {
+    FsError::Io { op: Op::Write, path: "the audit log".into(), source }
 }
 
 /// A request inside a mount whose rules ask for approval: the folder of
