@@ -25,14 +25,10 @@ pub fn call_approved(
     tool: &str,
     input: &str,
 ) -> Result<Result<CallOutcome, RunError>, warden_fs::FsError> {
-    let attempt = session.attempt(Some(label), |sandbox| match give_sandbox(config, sandbox) {
-        Ok(()) => {
-            let (outcome, met) = runtime.call_keeping_denials(loaded, config, tool, input);
-            CallAttempt(outcome, met)
-        }
-        Err(e) => CallAttempt(Err(e), Vec::new()),
+    let attempt = session.attempt(Some(label), |sandbox| {
+        CallAttempt(give_sandbox(config, sandbox).map_err(|e| (e, Vec::new())).and_then(|()| runtime.call_keeping_denials(loaded, config, tool, input)))
     })?;
-    Ok(attempt.0)
+    Ok(attempt.0.map_err(|(e, _)| e))
 }
 
 /// The component's preopens: the mounts of `sandbox`.
@@ -43,8 +39,8 @@ pub fn give_sandbox(config: &mut RunConfig, sandbox: &Sandbox) -> Result<(), Run
     Ok(())
 }
 
-/// One call under an approval session, and every refusal it met.
-struct CallAttempt(Result<CallOutcome, RunError>, Vec<Denial>);
+/// One call under an approval session; an error keeps the refusals met before it.
+struct CallAttempt(Result<CallOutcome, (RunError, Vec<Denial>)>);
 
 impl Refusable for CallAttempt {
     fn denial(&self) -> Option<&Denial> {
@@ -54,7 +50,11 @@ impl Refusable for CallAttempt {
     /// Every refusal the component met (also before a trap or a limit), and
     /// the one it was reported with.
     fn refusals(&self) -> Vec<&Denial> {
-        let mut all: Vec<&Denial> = self.1.iter().collect();
+        let met = match &self.0 {
+            Ok(outcome) => &outcome.report.denials,
+            Err((_, met)) => met,
+        };
+        let mut all: Vec<&Denial> = met.iter().collect();
         if let Some(last) = self.denial().filter(|d| !all.contains(d)) {
             all.push(last);
         }

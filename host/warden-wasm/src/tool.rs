@@ -69,29 +69,25 @@ impl Runtime {
 
     /// Calls tool `name` with `input` (JSON text) in a fresh instance.
     pub fn call(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> Result<CallOutcome, RunError> {
-        self.call_keeping_denials(loaded, config, name, input).0
+        self.call_keeping_denials(loaded, config, name, input).map_err(|(e, _)| e)
     }
 
-    /// [`Runtime::call`], and every refusal the call met, also when it ended
-    /// in an error (a trap, a limit), for the audit log: a tool cannot keep
-    /// its refused attempts out of it by trapping after them.
-    pub fn call_keeping_denials(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> (Result<CallOutcome, RunError>, Vec<Denial>) {
-        let pre = match self.tool_pre(loaded) {
-            Ok(pre) => pre,
-            Err(e) => return (Err(e), Vec::new()),
-        };
+    /// [`Runtime::call`], where a call that ended in an error (a trap, a
+    /// limit) still gives the refusals it met, for the audit log: a tool cannot
+    /// keep its refused attempts out of it by trapping after them. (A call
+    /// that ends keeps them in its report.)
+    pub fn call_keeping_denials(&self, loaded: &Loaded, config: &RunConfig, name: &str, input: &str) -> Result<CallOutcome, (RunError, Vec<Denial>)> {
+        let pre = self.tool_pre(loaded).map_err(|e| (e, Vec::new()))?;
         let mut session = Session::new(self, config);
-        let ran = pre.instantiate(&mut session.store).and_then(|tool| tool.call_call(&mut session.store, name, input));
-        match ran {
+        match pre.instantiate(&mut session.store).and_then(|tool| tool.call_call(&mut session.store, name, input)) {
             Ok(result) => {
                 let report = session.finish();
-                let met = report.denials.clone();
                 let (result, denial) = in_sandbox_words(result, &report, &config.lists);
-                (Ok(CallOutcome { result, denial, report }), met)
+                Ok(CallOutcome { result, denial, report })
             }
             Err(e) => {
                 let met = session.denials();
-                (Err(session.classify(e)), met)
+                Err((session.classify(e), met))
             }
         }
     }
