@@ -38,7 +38,7 @@ pub struct Catalogue {
 impl Catalogue {
     /// Two tools with one name is an error naming both.
     pub fn new(offer: Offer) -> Result<Catalogue, String> {
-        check_names(offered_names(builtin_names(offer.file_tools, offer.shell.is_some()), offer.components.as_ref()))?;
+        check_names(offered_names(offer.file_tools, offer.shell.is_some(), offer.components.as_ref()))?;
         let mut tools: Vec<Tool> = Vec::new();
         if offer.file_tools {
             tools.extend(FileTool::ALL.iter().map(|t| t.definition()));
@@ -69,7 +69,7 @@ impl Catalogue {
 fn builtin_names(file_tools: bool, shell: bool) -> Vec<(String, String)> {
     let mut names = Vec::new();
     if file_tools {
-        names.extend(FileTool::ALL.iter().map(|t| (t.definition().name.into_owned(), "a file tool".to_owned())));
+        names.extend(FileTool::ALL.iter().map(|t| (t.name().to_owned(), "a file tool".to_owned())));
     }
     if shell {
         names.push((crate::shell_tool::NAME.to_owned(), "the shell tool".to_owned()));
@@ -77,10 +77,10 @@ fn builtin_names(file_tools: bool, shell: bool) -> Vec<(String, String)> {
     names
 }
 
-/// The names `offer` would list, each with where it comes from, in order.
-fn offered_names(builtins: Vec<(String, String)>, components: Option<&Components>) -> Vec<(String, String)> {
+/// The names an offer lists, built-ins first, each with where it comes from.
+fn offered_names(file_tools: bool, shell: bool, components: Option<&Components>) -> Vec<(String, String)> {
     let tools = components.map(|c| c.tools.as_slice()).unwrap_or_default();
-    builtins.into_iter().chain(tools.iter().map(|t| (t.definition.name.to_string(), t.origin()))).collect()
+    builtin_names(file_tools, shell).into_iter().chain(tools.iter().map(|t| (t.definition.name.to_string(), t.origin()))).collect()
 }
 
 /// Two tools with one name is an error naming where both come from.
@@ -99,7 +99,7 @@ fn check_names(named: Vec<(String, String)>) -> Result<(), String> {
 /// [`Components::refused`].
 pub fn check_tools(policy: &Policy, runtime: Runtime) -> Result<Components, String> {
     let components = Components::load(policy, runtime)?;
-    check_names(offered_names(builtin_names(policy.mcp.file_tools, policy.shell_section), Some(&components)))?;
+    check_names(offered_names(policy.mcp.file_tools, policy.shell_section, Some(&components)))?;
     Ok(components)
 }
 
