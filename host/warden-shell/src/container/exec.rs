@@ -219,7 +219,7 @@ impl Drop for Events {
 async fn launch(target: &Target<'_>, settings: &ExecSettings, argv: &[OsString], env: Vec<String>, cwd: &str) -> Result<Events, ShellError> {
     let (sender, receiver) = mpsc::channel(64);
     if let Some(link) = target.runner
-        && let Some(started) = link.start(target.engine, target.container, argv, &env, cwd, &crate::seccomp::program_bytes(settings.plan.allow_unix_sockets)?).await?
+        && let Some(started) = link.start(target.engine, target.container, argv, &env, cwd).await?
     {
         return Ok(Events { receiver, pump: tokio::spawn(started.pump(sender)) });
     }

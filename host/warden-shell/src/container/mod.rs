@@ -133,7 +133,7 @@ impl ContainerSandbox {
                 }
                 None => lifecycle::create(&engine, &name, body).await?,
             }
-            let runner = settings.runner.then(runner::Link::default);
+            let runner = settings.runner.then(|| runner::Link::new(settings.plan.allow_unix_sockets)).transpose()?;
             // The first command need not find the runner still getting ready.
             if let Some(link) = &runner
                 && !link.ready(&engine, &name).await?
@@ -184,7 +184,7 @@ impl ContainerSandbox {
                         let running = Running {
                             engine,
                             name: container,
-                            runner: settings.runner.then(runner::Link::default),
+                            runner: settings.runner.then(|| runner::Link::new(settings.plan.allow_unix_sockets)).transpose()?,
                             proxy: Mutex::default(),
                             settings,
                             owner: Owner::Kept,

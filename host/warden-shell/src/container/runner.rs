@@ -43,7 +43,8 @@ static PROGRAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/warden-runner"
 /// Which runner this build has: a container started with another (an older
 /// Warden's, speaking another protocol) counts as made with other settings.
 pub fn program_digest() -> String {
-    blake3::hash(PROGRAM).to_hex().to_string()
+    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| blake3::hash(PROGRAM).to_hex().to_string()).clone()
 }
 
 /// The container's command: the runner, listening on its socket.
@@ -115,18 +116,22 @@ fn stat_field(pid: u32, n: usize) -> Option<String> {
 
 /// How Warden reaches one container's runner: the container's init (host
 /// PID) and full id, looked up once and again after a restart.
-#[derive(Default)]
 pub struct Link {
     init: std::sync::Mutex<Option<(u32, String)>>,
+    /// What the runner loads into each command before it starts it: the
+    /// program `bwrap --seccomp` would get, made once for the container.
+    seccomp: Vec<u8>,
 }
 
 impl Link {
-    /// Starts `argv` by the runner; `None` when there is no runner that
-    /// answers (the engine then starts it).
-    /// The runner loads `seccomp` (the program `bwrap --seccomp` would) in
-    /// the command's process before it starts it.
-    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Result<Option<Started>, ShellError> {
-        let request = encode(argv, env, cwd, seccomp)?;
+    pub fn new(allow_unix_sockets: bool) -> Result<Link, ShellError> {
+        Ok(Link { init: std::sync::Mutex::default(), seccomp: crate::seccomp::program_bytes(allow_unix_sockets)? })
+    }
+
+    /// Starts `argv` by the runner, under Warden's seccomp filter; `None`
+    /// when there is no runner that answers (the engine then starts it).
+    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
+        let request = encode(argv, env, cwd, &self.seccomp)?;
         let Some((conn, runner)) = self.connect(engine, container).await? else { return Ok(None) };
         let (stdout, stderr) = send(&conn, &request)?;
         Ok(Some(Started { conn, runner, stdout, stderr }))
