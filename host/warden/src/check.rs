@@ -57,7 +57,7 @@ fn describe_tools(out: &mut String, policy: &Policy) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The limits a policy sets, as `  limits timeout 5s, memory 64 MiB`; empty when none.
+/// The limits a policy sets, as `  limits timeout 5s, memory 64MiB`; empty when none.
 fn limits(l: &Limits) -> String {
     let mut set = Vec::new();
     if let Some(timeout) = l.timeout {
