@@ -235,6 +235,43 @@ fn check_accepts_the_shipped_example_policies() {
 }
 
 #[test]
+fn check_refuses_the_users_home_and_runtime_folder_as_roots() {
+    // The user's home itself and $XDG_RUNTIME_DIR (where agent and engine
+    // sockets live) are the user's, so they are found through the environment.
+    let f = Fixture::new();
+    let home = f.path("home");
+    let runtime = f.path("xdg");
+    fs::create_dir_all(home.join("project")).unwrap();
+    fs::create_dir_all(runtime.join("podman")).unwrap();
+    let check = |root: &Path| {
+        f.file("p.yaml", &format!("version: 1\nsandbox:\n  paths:\n    a: {{ root: {} }}\n", root.display()));
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["check", f.path("p.yaml").to_str().unwrap()])
+            .env("HOME", &home)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let invalid = |why: String| format!("invalid policy: {}:4:8: sandbox.paths.a.root: {why}; it cannot be mounted\n", f.path("p.yaml").display());
+    assert_eq!(
+        check(&home),
+        (2, invalid(format!("'{h}' is your whole home folder {h} (keys, credentials, agent sockets; mount a project folder inside it)", h = home.display())))
+    );
+    assert_eq!(check(&home.join("project")).0, 0);
+    let sockets = runtime.join("podman");
+    assert_eq!(
+        check(&sockets),
+        (2, invalid(format!("'{}' is inside your runtime folder {}, where agent, engine and session sockets live", sockets.display(), runtime.display())))
+    );
+    // A folder holding the runtime folder would hold its sockets too.
+    assert_eq!(
+        check(f.dir.path()),
+        (2, invalid(format!("'{}' is a folder that holds your runtime folder {}, where agent, engine and session sockets live", f.dir.path().display(), runtime.display())))
+    );
+}
+
+#[test]
 fn schema_is_json_schema() {
     let r = warden(&["schema"], "");
     assert_eq!(r.status, 0);

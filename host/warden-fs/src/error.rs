@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 
 pub use warden_policy::Access;
-use warden_policy::{DeriveError, PathError, PolicyError};
+use warden_policy::{shown, DeriveError, PathError, PolicyError};
 
 /// A refusal by the sandbox. `Display` is the text shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,37 +47,39 @@ impl fmt::Display for Denial {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Denial::OutsideSandbox { path, readable } => {
-                write!(f, "Cannot access '{path}': path is outside sandbox.\nReadable paths: {readable}")
+                write!(f, "Cannot access '{path}': path is outside sandbox.\nReadable paths: {readable}", path = shown(path))
             }
             Denial::ReadOnly { path, writable } => {
-                write!(f, "Cannot write to '{path}': path is read-only.\nWritable paths: {writable}")
+                write!(f, "Cannot write to '{path}': path is read-only.\nWritable paths: {writable}", path = shown(path))
             }
             Denial::WriteOnly { path, readable } => {
-                write!(f, "Cannot read '{path}': path is write-only.\nReadable paths: {readable}")
+                write!(f, "Cannot read '{path}': path is write-only.\nReadable paths: {readable}", path = shown(path))
             }
             Denial::InvalidPath { path, reason, readable } => {
-                write!(f, "Cannot access '{path}': {reason}.\nReadable paths: {readable}")
+                write!(f, "Cannot access '{path}': {reason}.\nReadable paths: {readable}", path = shown(path))
             }
             Denial::SuffixNotAllowed { path, suffix, allowed } => {
-                write!(f, "Cannot access '{path}': suffix '{suffix}' not allowed.\nAllowed suffixes: {allowed}")
+                write!(f, "Cannot access '{path}': suffix '{suffix}' not allowed.\nAllowed suffixes: {allowed}", path = shown(path))
             }
             Denial::FileTooLarge { path, size, max } => {
-                write!(f, "Cannot read '{path}': file too large ({size} bytes).\nMaximum allowed: {max} bytes")
+                write!(f, "Cannot read '{path}': file too large ({size} bytes).\nMaximum allowed: {max} bytes", path = shown(path))
             }
             Denial::ContentTooLarge { path, size, max } => {
-                write!(f, "Cannot write to '{path}': content too large ({size} bytes).\nMaximum allowed: {max} bytes")
+                write!(f, "Cannot write to '{path}': content too large ({size} bytes).\nMaximum allowed: {max} bytes", path = shown(path))
             }
             Denial::NeedsApproval { access, path, allowed } => write!(
                 f,
                 "Cannot {} '{path}': access needs the user's approval, which may be requested.\n{}: {allowed}",
                 verb(*access),
-                allowed_label(*access)
+                allowed_label(*access),
+                path = shown(path)
             ),
             Denial::Declined { access, path, allowed } => write!(
                 f,
                 "Cannot {} '{path}': the user declined access.\n{}: {allowed}",
                 verb(*access),
-                allowed_label(*access)
+                allowed_label(*access),
+                path = shown(path)
             ),
             Denial::Network(refusal) => refusal.fmt(f),
         }
@@ -167,24 +169,25 @@ impl fmt::Display for FsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FsError::Denied(d) => d.fmt(f),
-            FsError::NotFound { op, path } => write!(f, "Cannot {op} '{path}': no such file or folder."),
+            FsError::NotFound { op, path } => write!(f, "Cannot {op} '{path}': no such file or folder.", path = shown(path)),
             FsError::AlreadyExists { op: op @ (Op::Move | Op::Copy), path } => {
-                write!(f, "Cannot {op} to '{path}': destination already exists.")
+                write!(f, "Cannot {op} to '{path}': destination already exists.", path = shown(path))
             }
-            FsError::AlreadyExists { op, path } => write!(f, "Cannot {op} '{path}': it already exists."),
-            FsError::IsADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is a folder."),
-            FsError::NotADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is not a folder."),
+            FsError::AlreadyExists { op, path } => write!(f, "Cannot {op} '{path}': it already exists.", path = shown(path)),
+            FsError::IsADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is a folder.", path = shown(path)),
+            FsError::NotADirectory { op, path } => write!(f, "Cannot {op} '{path}': it is not a folder.", path = shown(path)),
             FsError::NotText { path } => {
-                write!(f, "Cannot read '{path}': file is not UTF-8 text; read it as bytes instead.")
+                write!(f, "Cannot read '{path}': file is not UTF-8 text; read it as bytes instead.", path = shown(path))
             }
-            FsError::EditNotFound { path } => write!(f, "Cannot edit '{path}': text to replace not found."),
+            FsError::EditNotFound { path } => write!(f, "Cannot edit '{path}': text to replace not found.", path = shown(path)),
             FsError::EditNotUnique { path, count } => write!(
                 f,
-                "Cannot edit '{path}': text to replace found {count} times. Include more surrounding text so that it is unique."
+                "Cannot edit '{path}': text to replace found {count} times. Include more surrounding text so that it is unique.",
+                path = shown(path)
             ),
-            FsError::EditEmpty { path } => write!(f, "Cannot edit '{path}': text to replace is empty."),
-            FsError::MountRoot { op, path } => write!(f, "Cannot {op} '{path}': it is a sandbox root."),
-            FsError::Unsupported { op, path, why } => write!(f, "Cannot {op} '{path}': {why}."),
+            FsError::EditEmpty { path } => write!(f, "Cannot edit '{path}': text to replace is empty.", path = shown(path)),
+            FsError::MountRoot { op, path } => write!(f, "Cannot {op} '{path}': it is a sandbox root.", path = shown(path)),
+            FsError::Unsupported { op, path, why } => write!(f, "Cannot {op} '{path}': {why}.", path = shown(path)),
             FsError::InvalidGlob { glob, why } => write!(f, "Invalid glob '{glob}': {why}"),
             FsError::Derive(e) => e.fmt(f),
             FsError::Policy(e) => e.fmt(f),
@@ -192,7 +195,7 @@ impl fmt::Display for FsError {
                 let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
                 write!(f, "unknown worker '{name}'; the policy defines: {known}")
             }
-            FsError::Io { op, path, source } => write!(f, "Cannot {op} '{path}': {}", io_text(source)),
+            FsError::Io { op, path, source } => write!(f, "Cannot {op} '{path}': {}", io_text(source), path = shown(path)),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Dynamic expansion: which host folders a person may add to a sandbox
-//! during a session. Pure: callers pass canonical host paths.
+//! during a session. Callers pass canonical host paths; system folders and
+//! places that expose the host (see `host_exposing`) are never offered.
 
 use std::path::{Path, PathBuf};
 
-use crate::system_dirs::system_dir_of;
+use crate::system_dirs::{host_exposing, system_dir_of};
 
 /// The ceiling of dynamic grants, from `dynamic:` in a policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,12 +15,17 @@ pub struct Dynamic {
     pub within: Option<Vec<PathBuf>>,
 }
 
+/// System folders and places that expose the host are never offered.
+fn never_granted(dir: &Path) -> bool {
+    system_dir_of(dir).is_some() || host_exposing(dir).is_some()
+}
+
 impl Dynamic {
     /// The folders a person may grant for an access inside `dir` (a canonical host
     /// folder), narrowest first: `dir` and its ancestors up to the ceiling. Empty
     /// when nothing may be granted. System folders and `/` never appear.
     pub fn grantable(&self, dir: &Path) -> Vec<PathBuf> {
-        if !dir.is_absolute() || system_dir_of(dir).is_some() {
+        if !dir.is_absolute() || never_granted(dir) {
             return Vec::new();
         }
         let Some(within) = &self.within else {
@@ -32,7 +38,7 @@ impl Dynamic {
         };
         dir.ancestors()
             .take_while(|a| a.starts_with(ceiling))
-            .filter(|a| system_dir_of(a).is_none())
+            .filter(|a| !never_granted(a))
             .map(Path::to_owned)
             .collect()
     }
@@ -50,7 +56,7 @@ impl Dynamic {
         };
         for dir in &list {
             let inside = match &self.within {
-                None => system_dir_of(dir).is_none(),
+                None => !never_granted(dir),
                 Some(own) => own.iter().any(|w| dir.starts_with(w)),
             };
             if !inside {

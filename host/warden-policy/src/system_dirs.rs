@@ -1,4 +1,6 @@
-//! Host folders that may never be mounted: the OS itself and other users' homes.
+//! Host folders that may never be mounted: the OS itself, other users' homes,
+//! and the places that hold what gives the host away (service and agent
+//! sockets, the user's whole home, Warden's own folder).
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,55 @@ pub fn system_dir_of(path: &Path) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Why `path` would expose the host if mounted, in words that end a sentence
+/// beginning "'ROOT' is ...": a folder where sockets of services and agents
+/// live (a mounted `docker.sock` is the host), a folder every user shares, a
+/// whole home, or Warden's own folder. `None` when it is none of those.
+pub fn host_exposing(path: &Path) -> Option<String> {
+    let runtime = |dir: &Path| path.starts_with(dir) || dir.starts_with(path);
+    for run in ["/run", "/var/run"] {
+        if path.starts_with(run) {
+            return Some(format!("in {run}, where services keep their sockets (a container engine's socket gives the host away)"));
+        }
+    }
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|d| d.is_absolute())
+        && runtime(&dir)
+    {
+        return Some(format!("{} your runtime folder {}, where agent, engine and session sockets live", where_(path, &dir), dir.display()));
+    }
+    let own = warden_folder();
+    if runtime(&own) {
+        return Some(format!("{} Warden's own folder {} (its tokens and sockets)", where_(path, &own), own.display()));
+    }
+    for shared in ["/tmp", "/private/tmp", "/var/tmp", "/home", "/Users"] {
+        if path == Path::new(shared) {
+            return Some(format!("{shared} itself, which every user and program shares (mount a folder inside it)"));
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute() && h != Path::new("/"))
+        && path == home
+    {
+        return Some(format!("your whole home folder {} (keys, credentials, agent sockets; mount a project folder inside it)", home.display()));
+    }
+    None
+}
+
+fn where_(path: &Path, dir: &Path) -> &'static str {
+    if path.starts_with(dir) { "inside" } else { "a folder that holds" }
+}
+
+/// The folder that holds Warden's own files (the MCP server's token, the
+/// container runner's program, the podman service's socket): private to this
+/// user. Only its place; whoever writes there makes it (see warden-shell).
+pub fn warden_folder() -> PathBuf {
+    let euid = rustix::process::geteuid();
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|d| d.is_absolute()) {
+        Some(dir) => dir.join("warden"),
+        None if euid.is_root() => PathBuf::from("/run/warden"),
+        None => PathBuf::from(format!("/tmp/warden-{}", euid.as_raw())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +93,18 @@ mod tests {
         for p in ["/var/tmp", "/var/tmp/x", "/var/folders/ab", "/tmp/x", "/home/u/p", "/etcetera", "/variable"] {
             assert_eq!(system_dir_of(Path::new(p)), None, "{p}");
         }
+    }
+
+    #[test]
+    fn places_that_expose_the_host_are_refused_and_folders_inside_shared_ones_are_not() {
+        for p in ["/run", "/run/user/1000", "/run/docker.sock", "/var/run", "/tmp", "/home", "/var/tmp"] {
+            assert!(host_exposing(Path::new(p)).is_some(), "{p}");
+        }
+        for p in ["/tmp/project", "/home/u/project", "/srv/data", "/var/tmp/x", "/running"] {
+            assert_eq!(host_exposing(Path::new(p)), None, "{p}");
+        }
+        let own = warden_folder();
+        assert!(host_exposing(&own).is_some());
+        assert!(host_exposing(&own.join("x")).is_some());
     }
 }

@@ -13,7 +13,7 @@ use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::network::{AllowEntry, Allowlist, Network};
 use crate::model::{ContainerSettings, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
-use crate::system_dirs::system_dir_of;
+use crate::system_dirs::{host_exposing, system_dir_of};
 use crate::vpath::VPath;
 
 pub const SUPPORTED_VERSION: u32 = 1;
@@ -302,6 +302,9 @@ fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
     if let Some(sys) = system_dir_of(&written) {
         return Err(format!("'{root}' is the system folder {} or inside it; it cannot be mounted", sys.display()));
     }
+    if let Some(why) = host_exposing(&written) {
+        return Err(format!("'{root}' is {why}; it cannot be mounted"));
+    }
     let resolved = written
         .canonicalize()
         .map_err(|e| format!("'{root}' does not exist or cannot be reached ({})", e.kind()))?;
@@ -314,6 +317,9 @@ fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
             resolved.display(),
             sys.display()
         ));
+    }
+    if let Some(why) = host_exposing(&resolved) {
+        return Err(format!("'{root}' resolves through symlinks to {}, which is {why}; it cannot be mounted", resolved.display()));
     }
     Ok(resolved)
 }

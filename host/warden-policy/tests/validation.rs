@@ -151,6 +151,56 @@ fn system_folders_are_rejected_after_resolving_symlinks() {
 }
 
 #[test]
+fn places_that_expose_the_host_are_rejected_as_written() {
+    let d = Dir::new();
+    let sockets = "in /run, where services keep their sockets (a container engine's socket gives the host away)";
+    for (root, why) in [
+        ("/run", sockets.to_owned()),
+        ("/run/user/1000", sockets.to_owned()),
+        ("/tmp", "/tmp itself, which every user and program shares (mount a folder inside it)".to_owned()),
+        ("/home", "/home itself, which every user and program shares (mount a folder inside it)".to_owned()),
+        ("/var/tmp", "/var/tmp itself, which every user and program shares (mount a folder inside it)".to_owned()),
+    ] {
+        let e = d.check(&paths(&format!("    a: {{ root: {root} }}\n"))).unwrap_err();
+        assert_eq!(e, format!(":4:8: sandbox.paths.a.root: '{root}' is {why}; it cannot be mounted"));
+    }
+    // /var/run is /var's, a system folder, before it is /run's.
+    let e = d.check(&paths("    a: { root: /var/run }\n")).unwrap_err();
+    assert_eq!(e, ":4:8: sandbox.paths.a.root: '/var/run' is the system folder /var or inside it; it cannot be mounted");
+    let e = d.check(&format!("{}  dynamic: {{ within: [/run] }}\n", paths(MOUNTS))).unwrap_err();
+    assert_eq!(e, format!(":5:12: sandbox.dynamic.within: '/run' is {sockets}; it cannot be mounted"));
+}
+
+#[test]
+fn places_that_expose_the_host_are_rejected_after_resolving_symlinks() {
+    let d = Dir::new();
+    std::os::unix::fs::symlink("/run", d.0.path().join("sockets")).unwrap();
+    std::os::unix::fs::symlink("/tmp", d.0.path().join("scratch")).unwrap();
+    let e = d.check(&paths("    a: { root: ./sockets }\n")).unwrap_err();
+    assert_eq!(
+        e,
+        ":4:8: sandbox.paths.a.root: './sockets' resolves through symlinks to /run, which is in /run, where services keep their sockets \
+         (a container engine's socket gives the host away); it cannot be mounted"
+    );
+    let e = d.check(&paths("    a: { root: ./scratch }\n")).unwrap_err();
+    assert_eq!(
+        e,
+        ":4:8: sandbox.paths.a.root: './scratch' resolves through symlinks to /tmp, which is /tmp itself, which every user and program \
+         shares (mount a folder inside it); it cannot be mounted"
+    );
+}
+
+#[test]
+fn a_dynamic_ceiling_never_offers_a_place_that_exposes_the_host() {
+    let ceiling = warden_policy::Dynamic { within: Some(vec![std::path::PathBuf::from("/tmp")]) };
+    // Widening stops below /tmp itself.
+    assert_eq!(ceiling.grantable(std::path::Path::new("/tmp/a/b")), [std::path::PathBuf::from("/tmp/a/b"), "/tmp/a".into()]);
+    let any = warden_policy::Dynamic { within: None };
+    assert!(any.grantable(std::path::Path::new("/run/user/1000")).is_empty());
+    assert!(any.grantable(&warden_policy::warden_folder()).is_empty());
+}
+
+#[test]
 fn var_tmp_is_allowed() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let file = d.path().join("p.yaml");

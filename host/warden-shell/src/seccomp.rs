@@ -9,8 +9,8 @@ use seccompiler::{
 
 /// The filter, compiled for this machine: `EPERM` for `ptrace`,
 /// `process_vm_{readv,writev}`, `io_uring_*`, `ioctl(TIOCSTI|TIOCLINUX)` (the
-/// command compared on its low 32 bits, as the kernel reads it) and, unless
-/// allowed, `socket(AF_UNIX, ..)`.
+/// command compared on its low 32 bits, as the kernel reads it), unless
+/// allowed `socket(AF_UNIX, ..)`, and on x86-64 every call of the x32 ABI.
 pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error> {
     let eq32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -33,7 +33,36 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
     }
     let arch = std::env::consts::ARCH.try_into()?;
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(1), arch)?;
-    Ok(filter.try_into()?)
+    Ok(refusing_x32(filter.try_into()?))
+}
+
+/// `program` behind a check that refuses (`EPERM`) every x32-ABI call: on
+/// x86-64 they carry the architecture of 64-bit calls with bit 30 set in
+/// their number, so `socket` or `ptrace` by that route would match none of
+/// the rules above, which name the plain numbers. (Kernels built without x32
+/// answer them ENOSYS anyway; many distributions build it in.)
+fn refusing_x32(program: BpfProgram) -> BpfProgram {
+    if !cfg!(target_arch = "x86_64") {
+        return program;
+    }
+    const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JUMP_IF_SET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
+    // seccomp_data: the call's number at offset 0, its architecture at 4.
+    let mut guarded = vec![
+        ins(LOAD_WORD, 0, 0, 4),
+        // Another architecture: on to the program, which judges it.
+        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH_X86_64),
+        ins(LOAD_WORD, 0, 0, 0),
+        ins(JUMP_IF_SET, 0, 1, X32_SYSCALL_BIT),
+        ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | 1),
+    ];
+    guarded.extend(program);
+    guarded
 }
 
 /// The filter's program as bytes: what `bwrap --seccomp FD` reads, and what
@@ -56,6 +85,69 @@ pub fn to_bytes(program: &BpfProgram) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use seccompiler::sock_filter;
+
+    const ERRNO_EPERM: u32 = libc::SECCOMP_RET_ERRNO | 1;
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+
+    /// Runs a classic BPF seccomp program on one call, as the kernel would:
+    /// what it returns for system call `nr` of `arch` with `args`. An
+    /// instruction this interpreter does not know fails the test.
+    fn judge(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let word = |offset: u32| -> u32 {
+            match offset {
+                0 => nr,
+                4 => arch,
+                16..=63 => {
+                    let arg = args[(offset as usize - 16) / 8];
+                    if offset % 8 == 0 { arg as u32 } else { (arg >> 32) as u32 }
+                }
+                other => panic!("load from offset {other}"),
+            }
+        };
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = &program[pc];
+            pc += 1;
+            let jump = |taken: bool| if taken { i.jt as usize } else { i.jf as usize };
+            match i.code {
+                0x20 => acc = word(i.k),
+                0x54 => acc &= i.k,
+                0x05 => pc += i.k as usize,
+                0x15 => pc += jump(acc == i.k),
+                0x25 => pc += jump(acc > i.k),
+                0x35 => pc += jump(acc >= i.k),
+                0x45 => pc += jump(acc & i.k != 0),
+                0x06 => return i.k,
+                other => panic!("instruction {other:#x} at {}", pc - 1),
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn x32_calls_are_refused_whatever_their_number() {
+        let program = super::filter(false).unwrap();
+        let x32 = |nr: i64| nr as u32 | 0x4000_0000;
+        let unix = [libc::AF_UNIX as u64, libc::SOCK_STREAM as u64, 0, 0, 0, 0];
+        let inet = [libc::AF_INET as u64, libc::SOCK_STREAM as u64, 0, 0, 0, 0];
+        // The plain calls, as the rules name them.
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_socket as u32, unix), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_socket as u32, inet), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_ptrace as u32, [0; 6]), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_read as u32, [0; 6]), libc::SECCOMP_RET_ALLOW);
+        // The same calls by the x32 ABI, and any other x32 call.
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, x32(libc::SYS_socket), unix), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, x32(libc::SYS_ptrace), [0; 6]), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, x32(libc::SYS_read), [0; 6]), ERRNO_EPERM);
+        // TIOCSTI with high bits set is the kernel's TIOCSTI.
+        let tiocsti = [0, 0x1_0000_0000 | libc::TIOCSTI, 0, 0, 0, 0];
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_ioctl as u32, tiocsti), ERRNO_EPERM);
+        // Another architecture's calls are not let through by the x32 check.
+        assert_ne!(judge(&program, AUDIT_ARCH_I386, 102, unix), libc::SECCOMP_RET_ALLOW);
+    }
+
     #[test]
     fn the_filter_compiles_both_ways() {
         let strict = super::filter(false).unwrap();
