@@ -10,34 +10,38 @@ use serde_json::{json, Value};
 
 use super::Fixture;
 
-/// A running `warden mcp --http 127.0.0.1:0`, the port it took, and what it
-/// writes on stderr after its first line (kept read, so that it never blocks).
-struct Server {
+/// A running `warden mcp --http ADDR`, the address and port it took, the
+/// token file it named, and what it writes on stderr after its first lines
+/// (kept read, so that it never blocks).
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    ip: String,
+    pub port: u16,
+    pub token_file: std::path::PathBuf,
+    /// The `Authorization` header sent with each request unless a test gives its own.
+    pub auth: String,
     log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Server {
-    fn start(f: &Fixture, extra: &[&str]) -> Server {
+    pub(crate) fn start(f: &Fixture, extra: &[&str]) -> Server {
+        Server::start_at(f, "127.0.0.1", extra)
+    }
+
+    pub(crate) fn start_at(f: &Fixture, ip: &str, extra: &[&str]) -> Server {
         let policy = f.path("policy.yaml");
         let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(["mcp", "--policy", policy.to_str().unwrap(), "--http", "127.0.0.1:0"])
+            .args(["mcp", "--policy", policy.to_str().unwrap(), "--http", &format!("{ip}:0")])
             .args(extra)
+            .env("WARDEN_CACHE_DIR", f.path("cache"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let port = line
-            .strip_prefix("warden: serving MCP at http://127.0.0.1:")
-            .and_then(|rest| rest.strip_suffix("/mcp\n"))
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .parse()
-            .unwrap();
+        let (port, token_file) = served_at(&mut stderr, ip);
+        let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
         let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let sink = log.clone();
         std::thread::spawn(move || {
@@ -45,7 +49,7 @@ impl Server {
                 sink.lock().unwrap().push_str(&format!("{line}\n"));
             }
         });
-        Server { child, port, log }
+        Server { child, ip: ip.to_owned(), port, token_file, auth: format!("Bearer {token}"), log }
     }
 
     /// POSTs `body` to /mcp; returns the status, the headers (lowercase names) and the body.
@@ -54,11 +58,13 @@ impl Server {
     }
 
     fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        // The loopback Host unless the test gives its own.
-        let host = if headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) { String::new() } else { format!("Host: 127.0.0.1:{}\r\n", self.port) };
+        let mut stream = TcpStream::connect((self.ip.as_str(), self.port)).unwrap();
+        // The server's own Host and the token unless the test gives its own.
+        let given = |header: &str| headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(header));
+        let host = if given("host") { String::new() } else { format!("Host: {}:{}\r\n", self.ip, self.port) };
+        let auth = if given("authorization") { String::new() } else { format!("Authorization: {}\r\n", self.auth) };
         let mut request = format!(
-            "{method} /mcp HTTP/1.1\r\n{host}Content-Type: application/json\r\n\
+            "{method} /mcp HTTP/1.1\r\n{host}{auth}Content-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
         );
@@ -87,6 +93,30 @@ impl Server {
         assert_eq!(status, 200, "{body}");
         messages(&body).pop().unwrap_or_else(|| panic!("no message in {body}"))
     }
+}
+
+/// Reads the server's first lines: where it serves, and where its token is.
+pub(crate) fn served_at(stderr: &mut impl BufRead, ip: &str) -> (u16, std::path::PathBuf) {
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let port = line
+        .strip_prefix(&format!("warden: serving MCP at http://{ip}:"))
+        .and_then(|rest| rest.strip_suffix("/mcp\n"))
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .parse()
+        .unwrap();
+    line.clear();
+    stderr.read_line(&mut line).unwrap();
+    let file = line
+        .strip_prefix("warden: token file: ")
+        .and_then(|rest| rest.split_once(" (this user only)"))
+        .unwrap_or_else(|| panic!("unexpected second line: {line}"))
+        .0
+        .to_owned();
+    line.clear();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.starts_with("warden: for example: claude mcp add --transport http warden http://"), "{line}");
+    (port, file.into())
 }
 
 impl Drop for Server {
@@ -203,13 +233,131 @@ fn a_token_is_required_when_given_and_checked_whole() {
     let f = Fixture::new();
     f.file("token", "s3cret-token\n");
     let token = f.path("token");
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let server = Server::start(&f, &["--token-file", token.to_str().unwrap()]);
-    for auth in [None, Some("Bearer wrong"), Some("Bearer s3cret-toke"), Some("s3cret-token")] {
-        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
-        let (status, headers, _) = server.post(&headers, &initialize().to_string());
+    assert_eq!(server.token_file, token.canonicalize().unwrap());
+    for auth in ["", "Bearer wrong", "Bearer s3cret-toke", "s3cret-token", "Basic s3cret-token", "Bearer s3cret-token2"] {
+        let (status, headers, _) = server.post(&[("Authorization", auth)], &initialize().to_string());
         assert_eq!((status, header(&headers, "www-authenticate")), (401, Some("Bearer")), "{auth:?}");
     }
-    assert_eq!(server.post(&[("Authorization", "Bearer s3cret-token")], &initialize().to_string()).0, 200);
+    for auth in ["Bearer s3cret-token", "bearer s3cret-token", "BEARER s3cret-token"] {
+        assert_eq!(server.post(&[("Authorization", auth)], &initialize().to_string()).0, 200, "{auth}");
+    }
+}
+
+#[test]
+fn loopback_needs_a_token_too_made_at_start_in_a_file_only_the_user_reads() {
+    use std::os::unix::fs::MetadataExt;
+    let f = Fixture::new();
+    let mut server = Server::start(&f, &[]);
+    // Whatever can reach the port (a sandboxed command, another user) gets nothing without it.
+    let (status, _, body) = server.post(&[("Authorization", "")], &initialize().to_string());
+    assert_eq!((status, body.as_str()), (401, "a valid Bearer token is required\n"));
+    assert_eq!(server.post(&[], &initialize().to_string()).0, 200);
+    let meta = std::fs::metadata(&server.token_file).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o600, "{}", server.token_file.display());
+    assert_eq!(server.auth.len(), "Bearer ".len() + 64, "256 bits in hex");
+    assert!(!server.token_file.starts_with(f.dir.path()), "the token lives outside every mount");
+    assert_eq!(server.token_file.parent().unwrap().metadata().unwrap().mode() & 0o777, 0o700);
+    // Stopped (SIGTERM), the server takes its token file with it.
+    rustix::process::kill_process(rustix::process::Pid::from_child(&server.child), rustix::process::Signal::TERM).unwrap();
+    server.child.wait().unwrap();
+    assert!(!server.token_file.exists());
+}
+
+#[test]
+fn a_token_file_others_may_read_or_inside_a_mount_is_refused() {
+    let f = Fixture::new();
+    let policy = f.path("policy.yaml");
+    let serve = |token: &std::path::Path| super::warden(&["mcp", "--policy", policy.to_str().unwrap(), "--http", "127.0.0.1:0", "--token-file", token.to_str().unwrap()], "");
+    f.file("token", "t0ken\n");
+    let outside = f.path("token");
+    std::fs::set_permissions(&outside, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let r = serve(&outside);
+    let shown = outside.display();
+    assert_eq!((r.status, r.stderr.as_str()), (2, format!("--token-file {shown} may be read by other users (mode 0640); make it yours alone: chmod 600 {shown}\n").as_str()));
+    f.file("portfolio/token", "t0ken\n");
+    let inside = f.path("portfolio/token");
+    std::fs::set_permissions(&inside, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let r = serve(&inside);
+    let root = f.path("portfolio").canonicalize().unwrap();
+    assert_eq!(
+        (r.status, r.stderr.as_str()),
+        (
+            2,
+            format!(
+                "--token-file {} is inside the mount /portfolio (host folder {}), where the sandbox's tools could read it; keep it outside every mount\n",
+                inside.display(),
+                root.display()
+            )
+            .as_str()
+        )
+    );
+}
+
+#[test]
+fn a_loopback_address_other_than_127_0_0_1_answers_its_own_host() {
+    let f = Fixture::new();
+    let server = Server::start_at(&f, "127.0.0.2", &[]);
+    let (status, _, body) = server.post(&[], &initialize().to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.post(&[("Host", "evil.example")], &initialize().to_string()).0, 403);
+}
+
+#[test]
+fn sessions_are_capped_and_the_open_ones_go_on_serving() {
+    let f = Fixture::new();
+    let server = Server::start(&f, &["--max-sessions", "3"]);
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        let (status, headers, body) = server.post(&[], &initialize().to_string());
+        assert_eq!(status, 200, "{body}");
+        open.push(header(&headers, "mcp-session-id").unwrap().to_owned());
+    }
+    let (status, headers, body) = server.post(&[], &initialize().to_string());
+    assert_eq!((status, header(&headers, "mcp-session-id")), (200, None), "{body}");
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        refused,
+        json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": -32000, "message": "the server has 3 client sessions open, its limit (--max-sessions); end one (HTTP DELETE with its Mcp-Session-Id) or try again when an idle one has closed" } })
+    );
+    // Those open still serve.
+    for session in &open {
+        server.post(&[("Mcp-Session-Id", session)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+        let read = server.rpc(Some(session), json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } } }));
+        assert_eq!(read["result"]["structuredContent"]["content"], "hello notes");
+    }
+    // One ended makes room for one more.
+    assert_eq!(server.send("DELETE", &[("Mcp-Session-Id", &open[0]), ("MCP-Protocol-Version", "2025-11-25")], "").0, 204);
+    let (_, headers, body) = server.post(&[], &initialize().to_string());
+    assert!(header(&headers, "mcp-session-id").is_some(), "{body}");
+}
+
+#[test]
+fn a_thousand_sessions_opened_and_left_do_not_run_the_server_out_of_descriptors() {
+    let f = Fixture::new();
+    let server = Server::start(&f, &[]);
+    let (_, headers, _) = server.post(&[], &initialize().to_string());
+    let first = header(&headers, "mcp-session-id").unwrap().to_owned();
+    server.post(&[("Mcp-Session-Id", &first)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+    let read = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } } });
+    let mut refused = 0;
+    for _ in 0..1000 {
+        let (status, headers, body) = server.post(&[], &initialize().to_string());
+        assert_eq!(status, 200, "{body}");
+        match header(&headers, "mcp-session-id") {
+            Some(session) => {
+                let session = session.to_owned();
+                server.post(&[("Mcp-Session-Id", &session)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+                assert_eq!(server.rpc(Some(&session), read.clone())["result"]["structuredContent"]["content"], "hello notes");
+            }
+            None => refused += 1,
+        }
+    }
+    assert_eq!(refused, 1000 - 63, "the default cap is 64 sessions");
+    assert_eq!(server.rpc(Some(&first), read)["result"]["structuredContent"]["content"], "hello notes");
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", server.child.id())).unwrap().count();
+    assert!(fds < 64 * 6 + 64, "{fds} descriptors open");
 }
 
 #[test]

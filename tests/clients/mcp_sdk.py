@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 from mcp import Client, StdioServerParameters, types
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 WARDEN, ROOT = sys.argv[1], os.path.abspath(sys.argv[2])
 POLICY = os.path.join(ROOT, "policy.yaml")
@@ -94,12 +96,26 @@ async def session(name, server, mode):
     print(f"ok {name}")
 
 
-async def two_clients_at_once(url):
+def with_token(url, token):
+    """The HTTP transport to `url`, every request carrying the server's bearer token."""
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+
+
+def served(server):
+    """The URL and token a `warden mcp --http` prints on its first lines."""
+    url = re.search(r"serving MCP at (http://127\.0\.0\.1:\d+/mcp)", server.stderr.readline()).group(1)
+    token_file = re.search(r"token file: (.+) \(this user only\)", server.stderr.readline()).group(1)
+    assert server.stderr.readline().startswith("warden: for example: claude mcp add --transport http warden ")
+    with open(token_file) as f:
+        return url, f.read().strip()
+
+
+async def two_clients_at_once(url, token):
     """Two HTTP sessions open together: a grant for one is not a grant for the other."""
     alice, bob = Person(), Person()
     info = lambda n: types.Implementation(name=n, version="1")
-    async with Client(url, mode="legacy", elicitation_callback=alice, client_info=info("alice")) as a, \
-            Client(url, mode="legacy", elicitation_callback=bob, client_info=info("bob")) as b:
+    async with Client(with_token(url, token), mode="legacy", elicitation_callback=alice, client_info=info("alice")) as a, \
+            Client(with_token(url, token), mode="legacy", elicitation_callback=bob, client_info=info("bob")) as b:
         alice.decisions, bob.decisions = ["session"], ["deny"]
         first_a, first_b = await asyncio.gather(
             a.call_tool("write_file", {"path": "/portfolio/drafts/alice-1.md", "content": "a"}),
@@ -129,12 +145,10 @@ async def main():
     await session("stdio-2026", stdio, "auto")
     server = subprocess.Popen([WARDEN, "mcp", "--policy", POLICY, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
     try:
-        line = server.stderr.readline()
-        port = re.search(r"127\.0\.0\.1:(\d+)/mcp", line).group(1)
-        url = f"http://127.0.0.1:{port}/mcp"
-        await session("http-2025", url, "legacy")
-        await session("http-2026", url, "auto")
-        await two_clients_at_once(url)
+        url, token = served(server)
+        await session("http-2025", with_token(url, token), "legacy")
+        await session("http-2026", with_token(url, token), "auto")
+        await two_clients_at_once(url, token)
     finally:
         server.kill()
 

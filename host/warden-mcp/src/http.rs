@@ -1,33 +1,50 @@
 //! The streamable HTTP transport at `/mcp`: each client session gets its own
-//! approval sessions. Loopback by default; a non-loopback address needs a
-//! Bearer token. A request whose `Origin` is not the server's own gets 403,
-//! a missing or wrong token 401, a body over 4 MiB 413.
+//! approval sessions. Every request needs the bearer token, loopback
+//! included (`token.rs`): a missing or wrong one gets 401. A request whose
+//! `Origin` is not the server's own gets 403, as does a `Host` other than
+//! the server's own address when it serves loopback (DNS rebinding); a body
+//! over 4 MiB 413. Sessions are bounded (`sessions.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::reload::Reloader;
 use crate::server::WardenMcp;
+use crate::sessions::Sessions;
 use crate::stdio::MAX_MESSAGE_BYTES;
+use crate::token::Token;
 
 pub struct HttpOptions {
     pub addr: SocketAddr,
-    /// The Bearer token every request must carry; required off loopback.
-    pub token: Option<String>,
+    /// The token every request must carry.
+    pub token: Token,
+    /// Client sessions open at once; an `initialize` beyond gets a JSON-RPC error.
+    pub max_sessions: usize,
+    /// A session idle this long is closed.
+    pub session_idle: Duration,
 }
+
+/// Sessions open at once unless `--max-sessions` says otherwise.
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// How long an idle session stays unless `--session-idle` says otherwise.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
 
 /// Serves `server` over HTTP until interrupted, on a runtime of its own.
 pub fn run_http(server: WardenMcp, options: HttpOptions, reloader: Option<Reloader>) -> Result<(), String> {
     let interrupted = async {
-        let _ = tokio::signal::ctrl_c().await;
+        let mut terminated = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            Some(()) = async { terminated.as_mut()?.recv().await } => {}
+        }
     };
     crate::reload::run_serving(tokio::runtime::Builder::new_multi_thread(), server, reloader, |server| {
         serve_http(server, options, interrupted)
@@ -37,9 +54,6 @@ pub fn run_http(server: WardenMcp, options: HttpOptions, reloader: Option<Reload
 /// Serves `server` over HTTP until `stop` completes.
 pub async fn serve_http(server: WardenMcp, options: HttpOptions, stop: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
     let loopback = options.addr.ip().is_loopback();
-    if !loopback && options.token.is_none() {
-        return Err(format!("{} is not a loopback address: serving it needs --token-file", options.addr));
-    }
     let listener = tokio::net::TcpListener::bind(options.addr).await.map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     // A reply goes out in several small writes (head, body, end of stream); with
@@ -57,18 +71,27 @@ pub async fn serve_http(server: WardenMcp, options: HttpOptions, stop: impl Futu
         // (progress, an elicitation) as an event stream.
         .with_json_response(true)
         .with_cancellation_token(stopped.child_token());
-    if !loopback {
+    config = if loopback {
+        config.with_allowed_hosts(own_hosts(local))
+    } else {
         // Off loopback, the token guards against DNS rebinding, not the Host header.
-        config = config.disable_allowed_hosts();
-    }
+        config.disable_allowed_hosts()
+    };
     let template = server;
     let new_client = move || template.another_client().map_err(std::io::Error::other);
-    let service = StreamableHttpService::new(new_client, Arc::new(LocalSessionManager::default()), config);
-    let mut app = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(session_end_is_no_content));
-    if let Some(token) = options.token {
-        app = app.layer(axum::middleware::from_fn_with_state(Arc::new(token), bearer));
-    }
-    eprintln!("warden: serving MCP at http://{local}/mcp");
+    let sessions = Arc::new(Sessions::new(options.max_sessions, options.session_idle));
+    let service = StreamableHttpService::new(new_client, sessions.clone(), config);
+    let token = Arc::new(options.token);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(session_end_is_no_content))
+        .layer(axum::middleware::from_fn_with_state(sessions, crate::sessions::cap))
+        .layer(axum::middleware::from_fn_with_state(token.clone(), bearer));
+    let url = format!("http://{local}/mcp");
+    eprintln!("warden: serving MCP at {url}");
+    let file = token.file.display();
+    eprintln!("warden: token file: {file} (this user only); every request needs the header \"Authorization: Bearer <its contents>\"");
+    eprintln!("warden: for example: claude mcp add --transport http warden {url} --header \"Authorization: Bearer $(cat {file})\"");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             stop.await;
@@ -88,10 +111,20 @@ fn own_origins(local: SocketAddr) -> Vec<String> {
     origins
 }
 
+/// The `Host` values a client of this server sends: its own address, and
+/// the loopback names, with its port.
+fn own_hosts(local: SocketAddr) -> Vec<String> {
+    let port = local.port();
+    let own = match local.ip() {
+        std::net::IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+        std::net::IpAddr::V4(ip) => format!("{ip}:{port}"),
+    };
+    vec![own, format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")]
+}
+
 /// 401 unless the request carries `Authorization: Bearer <token>`.
-async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
-    let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    if !given.is_some_and(|given| same(given.as_bytes(), token.as_bytes())) {
+async fn bearer(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
+    if !token.admits(request.headers().get(header::AUTHORIZATION)) {
         return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "a valid Bearer token is required\n").into_response();
     }
     next.run(request).await
@@ -106,20 +139,4 @@ async fn session_end_is_no_content(request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
-}
-
-/// Compares without returning early, so that the time taken tells nothing of the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(super::same(b"secret", b"secret"));
-        assert!(!super::same(b"secret", b"secreT"));
-        assert!(!super::same(b"secret", b"secret2"));
-        assert!(!super::same(b"", b"x"));
-    }
 }

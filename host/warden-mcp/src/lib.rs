@@ -14,16 +14,19 @@ mod file_tools;
 mod http;
 mod reload;
 mod server;
+mod sessions;
 mod shell_tool;
 mod stdio;
+mod token;
 
 pub use component_tools::{is_valid_tool_name, Components};
-pub use http::{run_http, serve_http, HttpOptions};
+pub use http::{run_http, serve_http, HttpOptions, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE};
 pub use catalogue::{check_tools, Offer, SessionFactory};
 pub use reload::{Rebuild, Reloader};
 pub use server::{refused, WardenMcp};
 pub use shell_tool::ShellTool;
 pub use stdio::{run_stdio, serve_stdio};
+pub use token::Token;
 
 /// Logs (this crate's, rmcp's) to stderr, never stdout, which may be the
 /// protocol's channel. `WARDEN_LOG` sets the filter (default `warn`).

@@ -77,6 +77,24 @@ pub fn warden_folder() -> PathBuf {
     }
 }
 
+/// [`warden_folder`], made private if new, and refused unless it is this
+/// user's own and nobody else's to write (in /tmp another user could have made
+/// it first, to plant a socket or read a token).
+pub fn private_folder() -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let folder = warden_folder();
+    match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", folder.display())),
+    }
+    let meta = std::fs::symlink_metadata(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o077 != 0 {
+        return Err(format!("{} is not a private folder of this user; remove it and try again", folder.display()));
+    }
+    Ok(folder)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,11 @@
 //! Goals: `read_file` p50 ≤ 100 µs; `echo` p50 ≤ 150 µs; `run_command` ≤ 1.25×
 //! raw bwrap; HTTP ≥ 5,000 calls/s. Needs `guests/build.sh` and bubblewrap.
 //! Run: cargo bench -p warden --bench mcp
+//!
+//! With `WARDEN_BENCH_BASELINE=/path/to/another/warden` (a release build of
+//! an earlier commit), that binary serves the same calls beside this one, each
+//! round interleaved, and the HTTP runs alternate: the figures of both and
+//! their ratios come from one run.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -51,18 +56,28 @@ fn main() {
     let raw = warden_shell::bwrap_args(shell.plan(), &shield, &shell.plan().default_cwd, None, None, None, &true_argv);
 
     // Over stdio.
-    let mut server = Stdio1::start(&policy, &cache);
+    let this = Path::new(env!("CARGO_BIN_EXE_warden")).to_owned();
+    let baseline = std::env::var_os("WARDEN_BENCH_BASELINE").map(std::path::PathBuf::from);
+    let mut server = Stdio1::start(&this, &policy, &cache);
+    let mut old = baseline.as_ref().map(|b| Stdio1::start(b, &policy, &cache));
     let ops: Vec<(&str, Value)> = vec![
         ("read_file", json!({ "path": "/proj/four.md" })),
         ("echo__echo", json!({ "a": 1 })),
         ("run_command", json!({ "command": "/bin/true" })),
     ];
     let mut floor = PipeFloor::start();
-    let mut samples: Vec<(&str, Vec<Duration>)> =
-        ["read_file over MCP", "read 4 KiB, library", "echo over MCP", "echo, library", "a line through `cat` and back (the pipes' floor)"]
-        .iter()
-        .map(|n| (*n, Vec::new()))
-        .collect();
+    let mut samples: Vec<(&str, Vec<Duration>)> = [
+        "read_file over MCP",
+        "read 4 KiB, library",
+        "echo over MCP",
+        "echo, library",
+        "a line through `cat` and back (the pipes' floor)",
+        "read_file over MCP, baseline build",
+        "echo over MCP, baseline build",
+    ]
+    .iter()
+    .map(|n| (*n, Vec::new()))
+    .collect();
     for round in 0..ROUNDS + 100 {
         let keep = round >= 100;
         let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut samples[i].1, f);
@@ -71,9 +86,20 @@ fn main() {
         time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false));
         time(3, &mut || assert!(runtime.call(&loaded, &warden_wasm::RunConfig::default(), "echo", "{\"a\":1}").unwrap().result.is_ok()));
         time(4, &mut || floor.round_trip());
+        if let Some(old) = &mut old {
+            time(5, &mut || assert!(old.call(ops[0].0, &ops[0].1)["isError"] == false));
+            time(6, &mut || assert!(old.call(ops[1].0, &ops[1].1)["isError"] == false));
+        }
     }
-    let mut commands: Vec<(&str, Vec<Duration>)> =
-        vec![("run_command /bin/true over MCP", Vec::new()), ("execute_argv sh -c /bin/true, library", Vec::new()), ("raw bwrap sh -c /bin/true", Vec::new())];
+    if old.is_none() {
+        samples.truncate(5);
+    }
+    let mut commands: Vec<(&str, Vec<Duration>)> = vec![
+        ("run_command /bin/true over MCP", Vec::new()),
+        ("execute_argv sh -c /bin/true, library", Vec::new()),
+        ("raw bwrap sh -c /bin/true", Vec::new()),
+        ("run_command /bin/true over MCP, baseline build", Vec::new()),
+    ];
     for round in 0..COMMAND_ROUNDS + 10 {
         let keep = round >= 10;
         let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut commands[i].1, f);
@@ -89,8 +115,15 @@ fn main() {
         for p in &shield.placeholders {
             let _ = std::fs::remove_file(p);
         }
+        if let Some(old) = &mut old {
+            time(3, &mut || assert!(old.call(ops[2].0, &ops[2].1)["isError"] == false));
+        }
+    }
+    if old.is_none() {
+        commands.truncate(3);
     }
     drop(server);
+    drop(old);
     drop(floor);
 
     println!("| operation ({ROUNDS} round trips each, interleaved) | p50 | p99 |");
@@ -108,8 +141,33 @@ fn main() {
         println!("| {name} | {:.2} ms | {:.2} ms | {:.2}× |", micros(p50) / 1000.0, micros(p99) / 1000.0, p50.as_secs_f64() / raw_p50.as_secs_f64());
     }
     println!();
-    let rate = http_throughput(&policy, &cache);
-    println!("HTTP, 8 clients calling echo for 5 s: {rate:.0} calls/s (goal ≥ 5,000)");
+    let Some(baseline) = baseline else {
+        let rate = http_throughput(&this, true, &policy, &cache);
+        println!("HTTP, 8 clients calling echo for 5 s: {rate:.0} calls/s (goal ≥ 5,000)");
+        return;
+    };
+    let p50 = |rows: &mut Vec<(&str, Vec<Duration>)>, i: usize| percentiles(&mut rows[i].1.clone()).0.as_secs_f64();
+    println!("| p50, this build vs the baseline build | ratio |");
+    println!("|---|---|");
+    println!("| read_file over MCP | {:.2}× |", p50(&mut samples, 0) / p50(&mut samples, 5));
+    println!("| echo over MCP | {:.2}× |", p50(&mut samples, 2) / p50(&mut samples, 6));
+    println!("| run_command over MCP | {:.2}× |", p50(&mut commands, 0) / p50(&mut commands, 3));
+    // Alternated, so that a busy spell of the machine falls on both.
+    let (mut new, mut before) = (Vec::new(), Vec::new());
+    for _ in 0..2 {
+        new.push(http_throughput(&this, true, &policy, &cache));
+        before.push(http_throughput(&baseline, false, &policy, &cache));
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    println!();
+    println!(
+        "HTTP, 8 clients calling echo for 5 s, alternated twice: this build {:.0} calls/s ({:?}), baseline build {:.0} calls/s ({:?}): {:.2}×",
+        mean(&new),
+        new.iter().map(|r| r.round()).collect::<Vec<_>>(),
+        mean(&before),
+        before.iter().map(|r| r.round()).collect::<Vec<_>>(),
+        mean(&new) / mean(&before)
+    );
 }
 
 /// Runs `f`, and keeps how long it took unless the round is a warm-up.
@@ -170,8 +228,8 @@ struct Stdio1 {
 }
 
 impl Stdio1 {
-    fn start(policy: &Path, cache: &Path) -> Stdio1 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+    fn start(binary: &Path, policy: &Path, cache: &Path) -> Stdio1 {
+        let mut child = Command::new(binary)
             .args(["mcp", "--policy", policy.to_str().unwrap(), "--max-concurrent", "8"])
             .env("WARDEN_CACHE_DIR", cache)
             .stdin(Stdio::piped())
@@ -218,22 +276,35 @@ impl Drop for Stdio1 {
     }
 }
 
-/// Calls per second of 8 clients calling `echo` over HTTP for 5 seconds.
-fn http_throughput(policy: &Path, cache: &Path) -> f64 {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_warden"))
+/// Calls per second of 8 clients calling `echo` over HTTP for 5 seconds, on a
+/// `warden mcp` of `binary`; `token`: it names a token file, whose token every
+/// request carries (builds before the token was required print none).
+fn http_throughput(binary: &Path, token: bool, policy: &Path, cache: &Path) -> f64 {
+    let mut server = Command::new(binary)
         .args(["mcp", "--policy", policy.to_str().unwrap(), "--http", "127.0.0.1:0", "--max-concurrent", "8"])
         .env("WARDEN_CACHE_DIR", cache)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
     let mut first = String::new();
-    BufReader::new(server.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    stderr.read_line(&mut first).unwrap();
     let port: u16 = first.trim().rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let auth = if token {
+        let mut second = String::new();
+        stderr.read_line(&mut second).unwrap();
+        let file = second.strip_prefix("warden: token file: ").and_then(|r| r.split_once(" (this user only)")).expect("a token file line").0;
+        format!("Authorization: Bearer {}\r\n", std::fs::read_to_string(file).unwrap().trim())
+    } else {
+        String::new()
+    };
+    // Read on, so that the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let clients: Vec<_> = (0..8)
         .map(|_| {
-            let (stop, done) = (stop.clone(), done.clone());
+            let (stop, done, auth) = (stop.clone(), done.clone(), auth.clone());
             std::thread::spawn(move || {
                 let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
                 conn.set_nodelay(true).unwrap();
@@ -245,7 +316,7 @@ fn http_throughput(policy: &Path, cache: &Path) -> f64 {
                     "name": "echo__echo", "arguments": { "a": 1 } } })
                 .to_string();
                 let request = format!(
-                    "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+                    "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}Content-Type: application/json\r\n\
                      Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
                      Mcp-Method: tools/call\r\nMcp-Name: echo__echo\r\nContent-Length: {}\r\n\r\n{body}",
                     body.len()

@@ -280,13 +280,24 @@ pub struct McpArgs {
     #[arg(long)]
     pub worker: Option<String>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
-    /// A request from a browser page of another origin gets 403.
+    /// Every request needs `Authorization: Bearer <token>`, loopback included:
+    /// without --token-file, Warden makes a random token at start, in a new file
+    /// only you can read (outside every mount), and prints where it is and how
+    /// a client sends it. A request from a browser page of another origin gets 403.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer <token>` (the file's content) on every HTTP
-    /// request; needed to serve an address other than loopback.
+    /// The token every HTTP request must carry: the file's content. The file must
+    /// be yours, readable by nobody else, and outside every folder the policy lets
+    /// a tool read. Needed to serve an address other than loopback.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
+    /// HTTP client sessions open at once; an `initialize` beyond gets a JSON-RPC
+    /// error while the open sessions go on [default: 64].
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: Option<u32>,
+    /// Close an HTTP client session idle this long, with its grants, e.g. 10m [default: 5m].
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = duration)]
+    pub session_idle: Option<std::time::Duration>,
     /// Tool calls that may run at once, over all clients; the rest wait [default: the number of cores].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: Option<u32>,
@@ -370,4 +381,9 @@ pub enum FsOp {
     Move { src: String, dst: String },
     /// Copy a file, e.g. from a read-only mount into a writable one; DST must not exist.
     Copy { src: String, dst: String },
+}
+
+/// A duration flag in the policy's words (`500ms`, `10s`, `5m`).
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    warden_policy::parse_duration(text)
 }

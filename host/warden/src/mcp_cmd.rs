@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Components, HttpOptions, Offer, Reloader, SessionFactory, ShellTool, WardenMcp};
+use warden_mcp::{Components, HttpOptions, Offer, Reloader, SessionFactory, ShellTool, Token, WardenMcp};
 use warden_shell::container::Owner;
 use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 use warden_wasm::{Runtime, RuntimeOptions};
@@ -12,37 +12,59 @@ use crate::cli::McpArgs;
 use crate::exit::Failure;
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
-    let token = token(&args)?;
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
-        && token.is_none()
+        && args.token_file.is_none()
     {
         return Err(Failure::usage(format!("--http {addr}: not a loopback address; serving it needs --token-file")));
     }
     warden_mcp::log_to_stderr();
+    raise_open_file_limit();
     let max_concurrent = args.max_concurrent.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |n| n as usize);
     let (first, files) = offer(&args, max_concurrent)?;
+    let http = match args.http {
+        Some(addr) => Some(HttpOptions {
+            addr,
+            token: token(&args)?,
+            max_sessions: args.max_sessions.map_or(warden_mcp::DEFAULT_MAX_SESSIONS, |n| n as usize),
+            session_idle: args.session_idle.unwrap_or(warden_mcp::DEFAULT_SESSION_IDLE),
+        }),
+        None => None,
+    };
     let server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
-    let http = args.http;
     let reloader = args.watch.then(|| Reloader {
         files,
         rebuild: Box::new(move || offer(&args, max_concurrent).map_err(|f| f.message)),
     });
     let served = match http {
         None => warden_mcp::run_stdio(server, reloader),
-        Some(addr) => warden_mcp::run_http(server, HttpOptions { addr, token }, reloader),
+        Some(options) => warden_mcp::run_http(server, options, reloader),
     };
     served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }
 
-fn token(args: &McpArgs) -> Result<Option<String>, Failure> {
-    let Some(file) = &args.token_file else { return Ok(None) };
-    let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--token-file {}: {e}", file.display())))?;
-    let token = text.trim().to_owned();
-    if token.is_empty() {
-        return Err(Failure::usage(format!("--token-file {}: the file is empty", file.display())));
+/// `--token-file`'s token, checked against the policy; else a new one.
+fn token(args: &McpArgs) -> Result<Token, Failure> {
+    match &args.token_file {
+        Some(file) => {
+            let policy = warden_policy::load(&args.policy)?;
+            Token::read(file, &policy).map_err(Failure::usage)
+        }
+        None => Token::generate().map_err(|e| Failure::usage(format!("warden: {e}"))),
     }
-    Ok(Some(token))
+}
+
+/// Each HTTP session and each call holds descriptors (the mounts' folders,
+/// the audit log): the soft limit goes up to the hard one, as far as it may.
+fn raise_open_file_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            eprintln!("warden: the open-file limit stays where it was: {e}");
+        }
+    }
 }
 
 /// What the policy file offers now, and the files that offer came from.

@@ -21,6 +21,8 @@ thread_local! {
 
 pub struct HttpLink {
     port: u16,
+    /// `Bearer <token>`, the token from the file the server named.
+    auth: String,
     /// The `MCP-Protocol-Version` header: the revision the client speaks.
     pub protocol: String,
     /// A 2025-11-25 session, from the `initialize` answer's `Mcp-Session-Id`.
@@ -42,16 +44,18 @@ impl HttpLink {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        let port = loop {
+        let (port, token_file) = loop {
             let said = std::fs::read_to_string(log).unwrap_or_default();
             let port = said.lines().find_map(|l| l.strip_prefix("warden: serving MCP at http://127.0.0.1:")?.strip_suffix("/mcp")?.parse().ok());
-            if let Some(port) = port {
-                break port;
+            let token = said.lines().find_map(|l| Some(l.strip_prefix("warden: token file: ")?.split_once(" (this user only)")?.0.to_owned()));
+            if let (Some(port), Some(token)) = (port, token) {
+                break (port, token);
             }
             assert!(started.elapsed() < Duration::from_secs(60), "the server did not start serving: {said}");
             std::thread::sleep(Duration::from_millis(20));
         };
-        let link = HttpLink { port, protocol: String::new(), session: Arc::default(), sink, open: Arc::default() };
+        let auth = format!("Bearer {}", std::fs::read_to_string(token_file).unwrap().trim());
+        let link = HttpLink { port, auth, protocol: String::new(), session: Arc::default(), sink, open: Arc::default() };
         (child, link)
     }
 
@@ -71,9 +75,10 @@ impl HttpLink {
         let session = self.session.lock().unwrap().clone().map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
         // HTTP/1.0: the answer ends when the connection does, with no chunks to undo.
         let head = format!(
-            "POST /mcp HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+            "POST /mcp HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
              MCP-Protocol-Version: {}\r\n{routing}{session}Content-Length: {}\r\n\r\n",
             self.port,
+            self.auth,
             self.protocol,
             message.len()
         );

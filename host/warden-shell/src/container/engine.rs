@@ -157,25 +157,7 @@ fn start_service(socket: &Path) -> Result<(), String> {
     }
 }
 
-/// Warden's folder (the podman service's socket and log, the container runner): made private if
-/// new, and refused unless it is this user's own and nobody else's to write
-/// (in /tmp another user could have made it first, to plant a socket).
+/// Warden's private folder (the podman service's socket and log, the container runner).
 pub(crate) fn own_folder() -> Result<PathBuf, String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let folder = match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(dir) => PathBuf::from(dir).join("warden"),
-        None if rustix::process::geteuid().is_root() => PathBuf::from("/run/warden"),
-        None => PathBuf::from(format!("/tmp/warden-{}", rustix::process::geteuid().as_raw())),
-    };
-    match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", folder.display())),
-    }
-    let meta = std::fs::symlink_metadata(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
-        return Err(format!("{} is not a private folder of this user; remove it and try again", folder.display()));
-    }
-    Ok(folder)
+    warden_policy::private_folder()
 }
-
