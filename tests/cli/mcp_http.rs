@@ -266,6 +266,30 @@ fn loopback_needs_a_token_too_made_at_start_in_a_file_only_the_user_reads() {
 }
 
 #[test]
+fn a_sandboxed_command_that_reaches_the_port_gets_401_and_cannot_read_the_token() {
+    // bubblewrap keeps the host's network under `network: true`: the command can reach the port.
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  network: true\n  shell: {}\n");
+    let server = Server::start(&f, &[]);
+    let (_, headers, _) = server.post(&[], &initialize().to_string());
+    let session = header(&headers, "mcp-session-id").unwrap().to_owned();
+    server.post(&[("Mcp-Session-Id", &session)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+    let token_file = server.token_file.display().to_string();
+    let script = format!(
+        "curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+         -d '{init}' http://127.0.0.1:{port}/mcp; \
+         curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Authorization: Bearer guess' -d '{init}' http://127.0.0.1:{port}/mcp; \
+         cat {token_file} 2>&1 | sed 's/^.*: //'; env | grep -ci 'token\\|bearer'",
+        init = initialize(),
+        port = server.port
+    );
+    let ran = server.rpc(Some(&session), json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "run_command", "arguments": { "command": script } } }));
+    let result = &ran["result"]["structuredContent"];
+    assert_eq!(result["sandboxed"], true, "{ran}");
+    assert_eq!(result["stdout"], "401\n401\nNo such file or directory\n0\n", "{ran}");
+}
+
+#[test]
 fn a_token_file_others_may_read_or_inside_a_mount_is_refused() {
     let f = Fixture::new();
     let policy = f.path("policy.yaml");

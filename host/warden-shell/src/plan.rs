@@ -92,9 +92,21 @@ impl ExecPlan {
             .or(binds.first())
             .map(|b| b.host.clone())
             .unwrap_or_else(|| PathBuf::from("/"));
+        let mut denied = within(&shell.deny_read, false);
+        if shell.read_all {
+            // The whole host is visible: absolute entries outside the mounts
+            // are hidden too, and always Warden's own folder (its tokens, the
+            // podman service's socket).
+            let outside = shell.deny_read.iter().map(|e| PathBuf::from(e.trim_end_matches('/'))).filter(|p| p.is_absolute());
+            for path in outside.chain([warden_policy::warden_folder()]) {
+                if !denied.contains(&path) {
+                    denied.push(path);
+                }
+            }
+        }
         Ok(ExecPlan {
             protected: within(&protected_names, true),
-            denied: within(&shell.deny_read, false),
+            denied,
             binds,
             read_all: shell.read_all,
             network: policy.network.clone(),

@@ -64,6 +64,22 @@ fn deny_read_hides_secret_files_and_folders_inside_a_mount() {
 }
 
 #[test]
+fn read_all_still_hides_wardens_own_folder_and_absolute_deny_read_entries() {
+    // `read: all` shows the whole host read-only; Warden's folder holds the MCP
+    // server's token and the podman service's socket.
+    let p = Project::new();
+    let own = warden_policy::private_folder().unwrap();
+    let token = own.join(format!("escape-test-{}.token", std::process::id()));
+    std::fs::write(&token, SECRET).unwrap();
+    let elsewhere = p.path("outside/secret.txt");
+    let sandbox = p.sandbox(&format!("  shell: {{ read: all, deny_read: [{}] }}\n", host(&elsewhere)));
+    let r = sh_in(&sandbox, &format!("cat {}; ls {}; cat {}; cat /etc/passwd >/dev/null && echo read-all", host(&token), host(&own), host(&elsewhere)));
+    let _ = std::fs::remove_file(&token);
+    assert_no_secret(&r);
+    assert!(r.stdout.contains("read-all"), "{r:?}");
+}
+
+#[test]
 fn a_symlink_made_inside_a_mount_cannot_lead_out() {
     let p = Project::new();
     let secret = host(&p.path("outside/secret.txt"));

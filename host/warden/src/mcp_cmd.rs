@@ -92,7 +92,11 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     let shell = if policy.shell_section {
         let session = ApprovalSession::open(&policy, worker.as_deref(), Box::new(DenyAll), None)?;
         let container = ContainerName { name: "mcp".into(), owner: Owner::ThisProcess };
-        let shell_policy = policy.clone().with_network_of(worker.as_deref());
+        let mut shell_policy = policy.clone().with_network_of(worker.as_deref());
+        // `read: all` shows the whole host to commands: the token file stays hidden.
+        if let Some(file) = args.token_file.as_deref().and_then(|f| f.canonicalize().ok()) {
+            shell_policy.shell.deny_read.push(file.display().to_string());
+        }
         let sandbox = ShellSandbox::with_options(&shell_policy, session.sandbox()?, ProcessCap::start()?, container)
             .map_err(|e| Failure::usage(format!("warden: {e}")))?;
         Some(ShellTool::new(sandbox, policy.limits.timeout, !shell_policy.network.is_off()))
