@@ -4,6 +4,7 @@
 //! tests that mean the same over streamable HTTP run again over it
 //! (`over_http`, at the end).
 
+mod approvals;
 mod transport;
 
 use std::io::{BufRead, BufReader, Write};
@@ -363,6 +364,13 @@ fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
     c.send(r#"{"id": 41, "hello": "there"}"#);
     let e = c.read();
     assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(41), json!(-32600)), "{e}");
+    // A malformed *response* (the client answering a request of the server's)
+    // gets an error with no id: its id names a request of the server's, not the client's.
+    for response in [r#"{"jsonrpc": "2.0", "id": 8, "error": "not an object"}"#, r#"{"jsonrpc": "2.0", "id": 9, "error": {"code": "x"}}"#] {
+        c.send(response);
+        let e = c.read();
+        assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(null), json!(-32600)), "{response}: {e}");
+    }
     // A 100 MB line is refused without being held in memory: the server's
     // peak resident size grows by less than a tenth of it.
     let peak_before = peak_resident_bytes(c.child.id());
@@ -523,11 +531,31 @@ fn check_lists_what_each_component_offers_under_which_worker_and_limits() {
     assert_eq!(
         listed,
         format!(
-            "tools (warden mcp):\n  textkit  {}  worker analyzer  digest blake3:{good} (matches)  limits timeout 5s, memory 32MiB\n    offers textkit__grep, textkit__count, textkit__report\n  notes  {}  worker (program)\n    offers notes__search, notes__summarize\n",
+            "tools (warden mcp):\n  textkit  {}  worker analyzer  digest blake3:{good} (matches)  limits timeout 5s, memory 32MiB\n\
+             \x20   offers textkit__grep: Find lines containing a fixed string in a file, or in every file below a folder.\n\
+             \x20   offers textkit__count: Count the lines, words and bytes of a file.\n\
+             \x20   offers textkit__report: Write a Markdown report of line and word counts of every file below a folder.\n\
+             \x20 notes  {}  worker (program)\n\
+             \x20   offers notes__search: Find the lines containing a text (case-insensitive) in a file or a folder of files.\n\
+             \x20   offers notes__summarize: Write a Markdown summary (lines, words, first heading of each file) of a folder to a file.\n",
             guest("textkit.wasm"),
             guest("notes_rs.wasm")
         )
     );
+}
+
+#[test]
+fn a_component_whose_input_schema_is_not_an_object_stops_the_server_and_check() {
+    // Some clients drop a server's whole tool list over one such schema.
+    let f = Fixture::new();
+    policy_with(&f, &format!("tools:\n  bad: {{ component: {} }}\n", guest("hostile/schemas.wasm")));
+    let why = "tools.bad: the tool 'text' has an input schema of type \"string\"; MCP needs `\"type\": \"object\"` (some clients drop the whole tool list otherwise)";
+    let policy = f.path("policy.yaml");
+    let r = super::warden(&["check", policy.to_str().unwrap()], "");
+    assert_eq!((r.status, r.stderr.as_str()), (2, format!("invalid policy: {}: {why}\n", policy.display()).as_str()));
+    let r = super::warden(&["mcp", "--policy", policy.to_str().unwrap()], "");
+    assert_eq!((r.status, r.stdout.as_str()), (2, ""));
+    assert!(r.stderr.ends_with(&format!("{why}\n")), "{}", r.stderr);
 }
 
 #[test]

@@ -49,6 +49,12 @@ class Person:
         return types.ElicitResult(action="accept", content={"decision": decision, "folder": "/portfolio/drafts"})
 
 
+def decisions(form):
+    """The decisions a form offers, by value."""
+    decision = form.requested_schema["properties"]["decision"]
+    return [o["const"] for o in decision.get("oneOf", [])] or decision.get("enum")
+
+
 def text(result):
     return result.content[0].text
 
@@ -78,13 +84,16 @@ async def session(name, server, mode):
         person.decisions = ["deny"]
         refused = await client.call_tool("write_file", {"path": f"{path}-2.md", "content": "2"})
         assert refused.is_error and text(refused) == f"Cannot write to '{path}-2.md': the user declined access.\nWritable paths: none", text(refused)
-        # Stateless HTTP (2026-07-28) keeps no session: its grant lasts the call.
-        person.decisions = ["session", "session"]
+        # Stateless HTTP (2026-07-28) keeps no session: "for this session" is not offered there.
+        stateless = name == "http-2026"
+        person.decisions = ["once", "once"] if stateless else ["session", "session"]
         first = await client.call_tool("write_file", {"path": f"{path}-3.md", "content": "3"})
+        offered = decisions(person.forms[-1])
+        assert offered == (["once", "deny"] if stateless else ["once", "session", "deny"]), offered
         asked = len(person.forms)
         later = await client.call_tool("write_file", {"path": f"{path}-4.md", "content": "4"})
         assert not first.is_error and not later.is_error, (text(first), text(later))
-        if name != "http-2026":
+        if not stateless:
             # A session grant outlives the call where the client keeps a session.
             assert len(person.forms) == asked, "asked again inside a session grant"
         else:

@@ -9,7 +9,9 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use warden_fs::approval::{Answer, ApprovalSession, Approver, DenyAll, Request};
-use warden_fs::FsError;
+use warden_fs::{Denial, FsError};
+
+use crate::elicit::{Answered, Settled};
 
 /// How often a long call reports progress, from its first second on.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -21,6 +23,20 @@ pub struct Asking {
     /// The approver waits for the client's answer (`elicitation/create`),
     /// which only the async threads can receive.
     pub waits_for_client: bool,
+    /// 2026-07-28: the answers the call brings, granted before it runs again,
+    /// and where a question to ask instead goes.
+    pub answered: Option<(Answered, Arc<Mutex<Option<Request>>>)>,
+    /// The tool's name, as the requests carry it.
+    pub tool: String,
+}
+
+/// How a call in a session went.
+pub enum Ran<T> {
+    Done(T),
+    /// It did not run: a question is to be asked first (2026-07-28).
+    Asking,
+    /// It did not run: the person refused what it needs.
+    Refused(Denial),
 }
 
 /// What runs beside a call: a cancellation (`notifications/cancelled`, or
@@ -89,15 +105,29 @@ impl Approver for SharedApprover {
 }
 
 /// Runs `f` in a fork of `session` with this call's approver (else the
-/// session's own) and client; the session is locked only to fork and to
-/// take the fork's grants back.
-pub fn in_session<T>(session: &ClientSession, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> Result<T, FsError> {
+/// session's own) and client, once the answers the call brings are granted;
+/// the session is locked only to fork and to take the fork's grants back.
+pub fn in_session<T>(session: &ClientSession, asking: Asking, f: impl FnOnce(&mut ApprovalSession) -> T) -> Result<Ran<T>, FsError> {
     let approver = asking.approver.unwrap_or_else(|| Box::new(session.own.clone()));
     let mut call = session.lock().fork(approver)?;
     call.set_client(asking.client);
-    let out = f(&mut call);
+    let settled = match &asking.answered {
+        Some((answered, _)) => answered.settle(&mut call, &asking.tool),
+        None => Ok(Settled::Granted),
+    };
+    let ran = match settled {
+        Ok(Settled::Granted) => Ok(Ran::Done(f(&mut call))),
+        Ok(Settled::AskInstead(request)) => {
+            if let Some((_, asked)) = &asking.answered {
+                *asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(request);
+            }
+            Ok(Ran::Asking)
+        }
+        Ok(Settled::Refused(denial)) => Ok(Ran::Refused(denial)),
+        Err(e) => Err(e),
+    };
     session.lock().adopt(call);
-    Ok(out)
+    ran
 }
 
 /// The client takes form elicitations (2025-11-25 capabilities).

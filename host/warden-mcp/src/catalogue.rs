@@ -30,6 +30,8 @@ pub struct Offer {
 /// An offer with its tool list.
 pub struct Catalogue {
     pub offer: Offer,
+    /// Which policy this is: 0 at start, one more at each reload.
+    pub generation: u64,
     pub tools: Vec<Tool>,
     /// Said to each agent at the start: where its files are.
     pub instructions: String,
@@ -37,7 +39,7 @@ pub struct Catalogue {
 
 impl Catalogue {
     /// Two tools with one name is an error naming both.
-    pub fn new(offer: Offer) -> Result<Catalogue, String> {
+    pub fn new(offer: Offer, generation: u64) -> Result<Catalogue, String> {
         check_names(offered_names(offer.file_tools, offer.shell.is_some(), offer.components.as_ref()))?;
         let mut tools: Vec<Tool> = Vec::new();
         if offer.file_tools {
@@ -57,7 +59,7 @@ impl Catalogue {
             sandbox.readable_list(),
             sandbox.writable_list()
         );
-        Ok(Catalogue { offer, tools, instructions })
+        Ok(Catalogue { offer, generation, tools, instructions })
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {

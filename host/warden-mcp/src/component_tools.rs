@@ -92,6 +92,14 @@ impl Components {
                 }
                 let schema: JsonObject = serde_json::from_str(&info.input_schema)
                     .map_err(|e| format!("tools.{}: the tool '{}' has an input schema that is not a JSON object: {e}", decl.key, info.name))?;
+                // MCP's tool schemas are objects; some clients drop the whole tool list over one that is not.
+                if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                    let given = schema.get("type").map_or_else(|| "no type".to_owned(), |t| format!("type {t}"));
+                    return Err(format!(
+                        "tools.{}: the tool '{}' has an input schema of {given}; MCP needs `\"type\": \"object\"` (some clients drop the whole tool list otherwise)",
+                        decl.key, info.name
+                    ));
+                }
                 let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
                     .map_err(|e| format!("tools.{}: the tool '{}' has an input schema that is not a valid JSON Schema: {e}", decl.key, info.name))?;
                 let hints = ToolAnnotations::new()

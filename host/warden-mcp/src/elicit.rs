@@ -2,46 +2,62 @@
 //! naming the tool, the operation, the path and the reason, with the choices
 //! allow once / allow for this session / deny, and the folder to grant.
 //!
-//! 2025-11-25 clients get `elicitation/create` while the operation waits;
-//! 2026-07-28 clients get the form in the call's result (input required), and
-//! call again with the answer and the sealed state of the request.
+//! 2025-11-25 clients get `elicitation/create` while the operation waits; a
+//! cancelled call withdraws its question (`notifications/cancelled`), and a
+//! call waiting for a person holds no call slot. 2026-07-28 clients get the
+//! form in the call's result (input required), and call again with the answer
+//! and the sealed state of the request, which carries every answer given so
+//! far for that call, is bound to the client that was asked, and is spent
+//! once answered.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, EnumSchema, InputRequest,
-    InputRequests, InputRequiredResult,
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, EnumSchema, InputRequest,
+    InputRequests, InputRequiredResult, RequestStateCodec, SealOptions, ServerRequest,
 };
-use rmcp::model::RequestStateCodec;
-use rmcp::model::SealOptions;
+use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
-use warden_fs::approval::{Answer, Approver, Request, Scope};
+use tokio_util::sync::CancellationToken;
+use warden_fs::approval::{Answer, ApprovalSession, Approver, Request, Scope};
+use warden_fs::{Access, Denial, FsError};
+use warden_policy::shown;
 
 /// How long a person may take over one form.
 const ANSWER_TIME: Duration = Duration::from_secs(300);
 /// The key of the one form a call's result holds.
 const KEY: &str = "approval";
+/// The most questions one 2026-07-28 call may carry answers to.
+const MAX_ROUNDS: usize = 16;
 
-/// The form for `request`.
-pub fn form(request: &Request) -> ElicitRequestParams {
+/// The form for `request`. `offer_session`: "Allow for this session" is a
+/// choice; not where no session outlives the call (stateless HTTP).
+pub fn form(request: &Request, offer_session: bool) -> ElicitRequestParams {
     let tool = request.tool.as_deref().unwrap_or("a tool");
     let message = format!(
-        "{tool} asks to {} {} (host path {}), because {}. Allow it?",
+        "{} asks to {} {} (host path {}), because {}. Allow it?",
+        shown(tool),
         request.access.as_str(),
-        request.path,
-        request.host_path.display(),
+        shown(request.path.as_str()),
+        shown(&request.host_path.to_string_lossy()),
         request.reason
     );
-    let decision = EnumSchema::builder(vec!["once".into(), "session".into(), "deny".into()])
-        .enum_titles(vec!["Allow once".into(), "Allow for this session".into(), "Deny".into()])
+    let (values, titles) = if offer_session {
+        (vec!["once", "session", "deny"], vec!["Allow once", "Allow for this session", "Deny"])
+    } else {
+        (vec!["once", "deny"], vec!["Allow once", "Deny"])
+    };
+    let decision = EnumSchema::builder(values.into_iter().map(String::from).collect())
+        .enum_titles(titles.into_iter().map(String::from).collect())
         .and_then(|b| b.with_default("deny"))
         .expect("the titles match the values")
         .title("Decision")
         .build();
-    let folders: Vec<String> = request.choices.iter().map(|c| c.path.to_string()).collect();
+    let folders: Vec<String> = request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect();
     let folder = EnumSchema::builder(folders.clone())
         .with_default(folders[0].clone())
         .expect("the default is a choice")
@@ -57,7 +73,7 @@ pub fn form(request: &Request) -> ElicitRequestParams {
 
 /// The answer a form's result gives to `request`. A decline is a denial; a
 /// cancel, or a result that does not fit the form, leaves it unanswered.
-pub fn answer(request: &Request, result: &ElicitResult) -> Answer {
+pub fn answer(request: &Request, result: &ElicitResult, offer_session: bool) -> Answer {
     match result.action {
         ElicitationAction::Accept => {}
         ElicitationAction::Decline => return Answer::Deny,
@@ -67,12 +83,16 @@ pub fn answer(request: &Request, result: &ElicitResult) -> Answer {
     let field = |name: &str| content.and_then(|c| c.get(name)).and_then(|v| v.as_str());
     let scope = match field("decision") {
         Some("once") => Scope::Once,
-        Some("session") => Scope::Session,
+        Some("session") if offer_session => Scope::Session,
         Some("deny") => return Answer::Deny,
         _ => return Answer::Unanswered,
     };
-    let folder = field("folder").unwrap_or_else(|| request.choices[0].path.as_str());
-    match request.choices.iter().position(|c| c.path.as_str() == folder) {
+    let folder = field("folder");
+    let choice = match folder {
+        None => Some(0),
+        Some(folder) => request.choices.iter().position(|c| shown(c.path.as_str()) == folder),
+    };
+    match choice {
         Some(choice) => Answer::Allow { scope, choice },
         None => Answer::Unanswered,
     }
@@ -83,6 +103,8 @@ pub fn answer(request: &Request, result: &ElicitResult) -> Answer {
 /// `elicitation/create`, and waits for the person.
 pub struct Eliciting {
     pub questions: mpsc::Sender<Question>,
+    /// Set when the call is cancelled: an answer that comes after grants nothing.
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// A form for the person, and where the answer goes (`None`: no answer).
@@ -94,66 +116,210 @@ pub struct Question {
 impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
         let (reply, answered) = oneshot::channel();
-        if self.questions.blocking_send(Question { form: form(request), reply }).is_err() {
+        if self.questions.blocking_send(Question { form: form(request, true), reply }).is_err() {
             return Answer::Unanswered;
         }
         match answered.blocking_recv() {
-            Ok(Some(result)) => answer(request, &result),
+            Ok(Some(_)) if self.cancel.load(Ordering::SeqCst) => Answer::Unanswered,
+            Ok(Some(result)) => answer(request, &result, true),
             _ => Answer::Unanswered,
         }
     }
 }
 
+/// What a call needs while its questions are put to the person.
+pub struct Waiting<'a> {
+    pub peer: &'a Peer<RoleServer>,
+    /// Cancelled with the call: the question is withdrawn.
+    pub cancelled: &'a CancellationToken,
+    /// Given back while a person is asked, taken again after.
+    pub slot: &'a mut Slot,
+    /// Whether the call's catalogue is still the one served; an answer that
+    /// comes after a reload grants nothing under the old policy.
+    pub current: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
+/// A call slot (`--max-concurrent`), held while the call runs.
+pub struct Slot {
+    pub slots: Arc<tokio::sync::Semaphore>,
+    pub held: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
 /// Runs `work` (a call) and puts its questions to the person meanwhile. They
 /// are asked from the call's own task, so that over HTTP they ride the
 /// call's event stream, where a client that opened no other stream hears them.
-pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questions: &mut mpsc::Receiver<Question>, peer: &Peer<RoleServer>) -> T {
+pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questions: &mut mpsc::Receiver<Question>, waiting: Waiting<'_>) -> T {
     tokio::pin!(work);
     loop {
         tokio::select! {
             done = &mut work => return done,
             Some(question) = questions.recv() => {
-                let answered = peer.create_elicitation_with_timeout(question.form, Some(ANSWER_TIME)).await;
-                let _ = question.reply.send(answered.inspect_err(|e| tracing::warn!("elicitation failed: {e}")).ok());
+                // Waiting for a person is not work: others' calls may run meanwhile.
+                waiting.slot.held = None;
+                let mut answered = ask_person(waiting.peer, question.form, waiting.cancelled).await;
+                if answered.is_some() {
+                    tokio::select! {
+                        slot = waiting.slot.slots.clone().acquire_owned() => waiting.slot.held = slot.ok(),
+                        () = waiting.cancelled.cancelled() => answered = None,
+                    }
+                }
+                if !(waiting.current)() {
+                    answered = None;
+                }
+                let _ = question.reply.send(answered);
             }
         }
     }
 }
 
+/// Asks by `elicitation/create`; withdraws the question when the call is
+/// cancelled or nobody answers in time.
+async fn ask_person(peer: &Peer<RoleServer>, form: ElicitRequestParams, cancelled: &CancellationToken) -> Option<ElicitResult> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form));
+    let mut handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            tracing::warn!("elicitation failed: {e}");
+            return None;
+        }
+    };
+    let withdrawn = tokio::select! {
+        answered = tokio::time::timeout(ANSWER_TIME, &mut handle.rx) => match answered {
+            Ok(Ok(Ok(ClientResult::ElicitResult(result)))) => return Some(result),
+            Ok(other) => {
+                tracing::warn!("elicitation failed: {other:?}");
+                return None;
+            }
+            Err(_) => "nobody answered in time",
+        },
+        () = cancelled.cancelled() => "the call was cancelled",
+    };
+    if let Err(e) = handle.cancel(Some(withdrawn.to_owned())).await {
+        tracing::debug!("the question was not withdrawn: {e}");
+    }
+    None
+}
+
 /// 2026-07-28: leaves the first new request unanswered and keeps it, for the
-/// call's result to ask; answers the request the client answered last round.
+/// call's result to ask.
 pub struct Deferring {
-    pub answered: Option<(Pending, ElicitResult)>,
     pub asked: Arc<Mutex<Option<Request>>>,
 }
 
 impl Approver for Deferring {
     fn decide(&mut self, request: &Request) -> Answer {
-        if let Some((_, result)) = self.answered.take_if(|(pending, _)| pending.is(request)) {
-            return answer(request, &result);
-        }
-        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
-        asked.get_or_insert_with(|| request.clone());
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| request.clone());
         Answer::Deferred
     }
 }
 
-/// The request a call's result asked about, sealed into its `requestState`
-/// and bound to the tool and its arguments.
-#[derive(Serialize, Deserialize)]
-pub struct Pending {
-    tool: String,
-    arguments: String,
+/// A question a call's result asked, as sealed into its `requestState`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Asked {
     access: String,
     path: String,
+    host_path: String,
+    choices: Vec<String>,
+}
+
+impl Asked {
+    fn of(request: &Request) -> Asked {
+        Asked {
+            access: request.access.as_str().to_owned(),
+            path: request.path.to_string(),
+            host_path: request.host_path.to_string_lossy().into_owned(),
+            choices: request.choices.iter().map(|c| format!("{}\0{}", c.path, c.host.display())).collect(),
+        }
+    }
+
+    fn access(&self) -> Access {
+        if self.access == Access::Write.as_str() { Access::Write } else { Access::Read }
+    }
+}
+
+/// What the person answered in the rounds of one 2026-07-28 call so far,
+/// in order; the last one answered in this round.
+#[derive(Clone)]
+pub struct Answered {
+    rounds: Vec<(Asked, ElicitResult)>,
+    /// The last answer came with this round (it is logged now; the earlier
+    /// ones were logged in theirs).
+    fresh: bool,
+    offer_session: bool,
+}
+
+/// What became of the answers given earlier, before the call runs again.
+pub enum Settled {
+    /// Each is granted as answered; the call may run.
+    Granted,
+    /// One of the accesses raises another request now (the path changed on
+    /// the host since it was asked): that one is to be asked instead.
+    AskInstead(Request),
+    /// The person refused one, or left it unanswered: the call ends so.
+    Refused(Denial),
+}
+
+impl Answered {
+    /// Grants in `session` what the person answered, each answer to the
+    /// request its access raises now, and only if that is the request the
+    /// person was shown (the same path, host path and folders).
+    pub fn settle(&self, session: &mut ApprovalSession, tool: &str) -> Result<Settled, FsError> {
+        let last = self.rounds.len().saturating_sub(1);
+        for (i, (asked, result)) in self.rounds.iter().enumerate() {
+            let access = asked.access();
+            let Some(request) = session.request_ahead(Some(tool), access, &asked.path) else { continue };
+            if Asked::of(&request) != *asked {
+                return Ok(Settled::AskInstead(request));
+            }
+            let answer = answer(&request, result, self.offer_session);
+            let path = request.path.to_string();
+            let settled = session.settle(request, answer, i == last && self.fresh)?;
+            let allowed = || {
+                let sandbox = session.sandbox().ok();
+                let list = sandbox.as_ref().map(|s| if access == Access::Read { s.readable_list() } else { s.writable_list() });
+                list.unwrap_or_default()
+            };
+            match settled {
+                Answer::Allow { .. } => {}
+                Answer::Deny => return Ok(Settled::Refused(Denial::Declined { access, path, allowed: allowed() })),
+                Answer::Unanswered | Answer::Deferred => return Ok(Settled::Refused(Denial::NeedsApproval { access, path, allowed: allowed() })),
+            }
+        }
+        Ok(Settled::Granted)
+    }
+
+    fn asked(&self) -> impl Iterator<Item = &(Asked, ElicitResult)> {
+        self.rounds.iter()
+    }
+}
+
+/// The request a call's result asked about, sealed into its `requestState`:
+/// bound to the tool, its exact arguments and the client that was asked,
+/// with the answers of the earlier rounds.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    tool: String,
+    arguments: String,
+    /// Who was asked: this connection or session, or, over stateless HTTP,
+    /// a digest of the token the client sent.
+    client: String,
+    /// The questions of this call so far; the last is the one this state asks.
+    asked: Vec<Asked>,
+    /// The answers to all but the last.
+    answers: Vec<ElicitResult>,
+    offer_session: bool,
     /// Random: an answered state is spent, and a second answer with it refused.
     nonce: String,
 }
 
-impl Pending {
-    fn is(&self, request: &Request) -> bool {
-        self.access == request.access.as_str() && self.path == request.path.as_str()
-    }
+/// What a retried call's state gives.
+pub enum Retried {
+    /// The answers so far, this round's among them.
+    Answered(Answered),
+    /// Not answerable by this client, or not answered: the call is asked
+    /// again from the start, with the answers of the earlier rounds (if the
+    /// state was its own), and the state is not spent.
+    AskAgain(Option<Answered>),
 }
 
 /// Seals and opens the state of 2026-07-28 approvals.
@@ -170,41 +336,60 @@ impl StateSeal {
         Ok(StateSeal { codec, spent: Mutex::default() })
     }
 
-    /// The call's result asking about `request`.
-    pub fn ask(&self, tool: &str, arguments: &str, request: &Request) -> Result<InputRequiredResult, String> {
+    /// The call's result asking about `request`, with `before` (the answers
+    /// of the earlier rounds) carried in its state.
+    pub fn ask(&self, call: &Call<'_>, before: Option<&Answered>, request: &Request) -> Result<InputRequiredResult, String> {
+        let (asked, answers): (Vec<Asked>, Vec<ElicitResult>) = before.into_iter().flat_map(Answered::asked).cloned().unzip();
+        if asked.len() >= MAX_ROUNDS {
+            return Err(format!("the call needed more than {MAX_ROUNDS} approvals"));
+        }
         let pending = Pending {
-            tool: tool.to_owned(),
-            arguments: arguments.to_owned(),
-            access: request.access.as_str().to_owned(),
-            path: request.path.to_string(),
+            tool: call.tool.to_owned(),
+            arguments: call.arguments.to_owned(),
+            client: call.client.to_owned(),
+            asked: asked.into_iter().chain([Asked::of(request)]).collect(),
+            answers,
+            offer_session: call.offer_session,
             nonce: random::<16>()?.iter().map(|b| format!("{b:02x}")).collect(),
         };
-        let options = SealOptions::new().associated_data(tool.as_bytes()).ttl(ANSWER_TIME);
+        let options = SealOptions::new().associated_data(call.tool.as_bytes()).ttl(ANSWER_TIME);
         let state = self.codec.seal_json_with(&pending, &options).map_err(|e| e.to_string())?;
         let mut requests = InputRequests::new();
-        requests.insert(KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(request))));
+        requests.insert(KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(request, call.offer_session))));
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
-    /// The answered request of a retried call: the state must be ours, fresh,
-    /// and for this very tool and arguments.
+    /// The answers a retried call brings: the state must be ours, fresh, for
+    /// this very tool and arguments, unspent (a forged, stale or spent one is
+    /// an error, the refusal of today), and this client's.
     pub fn answered(
         &self,
-        tool: &str,
-        arguments: &str,
+        call: &Call<'_>,
         state: &str,
         responses: Option<&std::collections::BTreeMap<String, serde_json::Value>>,
-    ) -> Result<(Pending, ElicitResult), String> {
+    ) -> Result<Retried, String> {
         let refused = || "this call's approval state is not valid; call the tool again without it".to_owned();
-        let pending: Pending = self.codec.open_json_with(state, tool.as_bytes()).map_err(|_| refused())?;
-        if pending.tool != tool || pending.arguments != arguments || !self.spend(&pending.nonce) {
+        let pending: Pending = self.codec.open_json_with(state, call.tool.as_bytes()).map_err(|_| refused())?;
+        if pending.tool != call.tool || pending.arguments != call.arguments || pending.answers.len() + 1 != pending.asked.len() {
             return Err(refused());
         }
-        let result = responses
-            .and_then(|r| r.get(KEY))
-            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
-            .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Cancel));
-        Ok((pending, result))
+        let earlier = |pending: Pending| {
+            let rounds: Vec<(Asked, ElicitResult)> = pending.asked.into_iter().zip(pending.answers).collect();
+            (!rounds.is_empty()).then_some(Answered { rounds, fresh: false, offer_session: pending.offer_session })
+        };
+        // Another client's question: asked again, as if it came without a state.
+        if pending.client != call.client {
+            return Ok(Retried::AskAgain(None));
+        }
+        let Some(result) = responses.and_then(|r| r.get(KEY)).and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok()) else {
+            return Ok(Retried::AskAgain(earlier(pending)));
+        };
+        if !self.spend(&pending.nonce) {
+            return Err(refused());
+        }
+        let offer_session = pending.offer_session;
+        let rounds = pending.asked.into_iter().zip(pending.answers.into_iter().chain([result])).collect();
+        Ok(Retried::Answered(Answered { rounds, fresh: true, offer_session }))
     }
 
     /// Whether `nonce` was not spent yet; it is now.
@@ -216,10 +401,82 @@ impl StateSeal {
     }
 }
 
+/// One 2026-07-28 call, as its state is bound to it.
+pub struct Call<'a> {
+    pub tool: &'a str,
+    /// Its exact arguments, as JSON.
+    pub arguments: &'a str,
+    /// Who is asked (see [`Pending::client`]).
+    pub client: &'a str,
+    /// Whether a grant for the session can outlive the call.
+    pub offer_session: bool,
+}
+
 pub(crate) fn random<const N: usize>() -> Result<[u8; N], String> {
     let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
         .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use serde_json::json;
+    use warden_fs::approval::{GrantDir, Reason};
+    use warden_policy::VPath;
+
+    use super::*;
+
+    fn request() -> Request {
+        let folder = |p: &str| GrantDir { path: VPath::parse(p, warden_policy::Namespace::Root).unwrap(), host: PathBuf::from(format!("/h{p}")) };
+        Request {
+            access: Access::Write,
+            path: VPath::parse("/portfolio/a.md", warden_policy::Namespace::Root).unwrap(),
+            host_path: PathBuf::from("/h/portfolio/a.md"),
+            reason: Reason::MountRule { mount: VPath::parse("/portfolio", warden_policy::Namespace::Root).unwrap() },
+            choices: vec![folder("/portfolio")],
+            tool: Some("write_file".into()),
+            worker: None,
+            client: None,
+        }
+    }
+
+    fn responses(decision: &str) -> BTreeMap<String, serde_json::Value> {
+        BTreeMap::from([(KEY.to_owned(), json!({ "action": "accept", "content": { "decision": decision, "folder": "/portfolio" } }))])
+    }
+
+    #[test]
+    fn a_state_answers_only_for_the_client_that_was_asked_and_only_once() {
+        let seal = StateSeal::new().unwrap();
+        let alice = Call { tool: "write_file", arguments: "{}", client: "client-1", offer_session: true };
+        let state = seal.ask(&alice, None, &request()).unwrap().request_state.unwrap();
+        // Another client's answer is no answer: asked again, and the state is not spent by it.
+        let mallory = Call { client: "token:beef", ..alice };
+        assert!(matches!(seal.answered(&mallory, &state, Some(&responses("once"))), Ok(Retried::AskAgain(None))));
+        // No answer at all asks again, and spends nothing either.
+        assert!(matches!(seal.answered(&alice, &state, None), Ok(Retried::AskAgain(None))));
+        assert!(matches!(seal.answered(&alice, &state, Some(&responses("once"))), Ok(Retried::Answered(_))));
+        assert!(seal.answered(&alice, &state, Some(&responses("once"))).is_err(), "a spent state answered twice");
+        // Another tool's or other arguments' state is refused.
+        let other = Call { arguments: "{\"path\":\"/portfolio/b.md\"}", ..alice };
+        let state = seal.ask(&alice, None, &request()).unwrap().request_state.unwrap();
+        assert!(seal.answered(&other, &state, Some(&responses("once"))).is_err());
+    }
+
+    #[test]
+    fn for_this_session_counts_only_where_it_was_offered() {
+        let result = |decision: &str| ElicitResult::new(ElicitationAction::Accept).with_content(responses(decision)[KEY]["content"].clone());
+        assert_eq!(answer(&request(), &result("session"), true), Answer::Allow { scope: Scope::Session, choice: 0 });
+        assert_eq!(answer(&request(), &result("session"), false), Answer::Unanswered);
+        assert_eq!(answer(&request(), &result("once"), false), Answer::Allow { scope: Scope::Once, choice: 0 });
+        let offered = |session: bool| {
+            let ElicitRequestParams::FormElicitationParams { requested_schema, .. } = form(&request(), session) else { panic!() };
+            serde_json::to_value(requested_schema).unwrap()["properties"]["decision"]["oneOf"].as_array().unwrap().len()
+        };
+        assert_eq!((offered(true), offered(false)), (3, 2));
+    }
 }

@@ -57,6 +57,8 @@ pub fn spawn(server: WardenMcp, reloader: Reloader) {
         let mut seen = stamps(&files);
         loop {
             tokio::time::sleep(LOOK_EVERY).await;
+            // Looked at before the rebuild reads the files: an edit made while
+            // it runs differs from these, and is loaded next time round.
             let now = stamps(&files);
             if now == seen {
                 continue;
@@ -68,8 +70,9 @@ pub fn spawn(server: WardenMcp, reloader: Reloader) {
             match rebuilt {
                 Ok((offer, new_files)) => match server.reload(offer).await {
                     Ok(()) => {
+                        // A file the new policy names for the first time is looked at now.
+                        seen = new_files.iter().map(|f| files.iter().position(|old| old == f).map_or_else(|| stamps(std::slice::from_ref(f))[0], |i| seen[i])).collect();
                         files = new_files;
-                        seen = stamps(&files);
                         say("the policy changed: its new tools are served");
                     }
                     Err(e) => say(&format!("the policy changed but cannot be used ({e}); the old one stays")),

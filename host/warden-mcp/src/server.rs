@@ -2,7 +2,7 @@
 //! catalogue (which `--watch` may swap) and the call slots.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::{
@@ -15,9 +15,9 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{mpsc, watch, Semaphore};
 use warden_fs::approval::{Approver, DenyAll};
 
-use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, ClientSession, Watchers};
+use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, ClientSession, Ran, Watchers};
 use crate::catalogue::{Catalogue, Offer};
-use crate::elicit::{asking_while, Deferring, Eliciting, Question, StateSeal};
+use crate::elicit::{asking_while, Answered, Call, Deferring, Eliciting, Question, Retried, Slot, StateSeal, Waiting};
 use crate::file_tools::FileTool;
 use crate::shell_tool;
 
@@ -33,6 +33,8 @@ struct Shared {
     seal: StateSeal,
     /// One permit per call that may run, over all clients.
     slots: Arc<Semaphore>,
+    /// Numbers the clients, whose questions' states are bound to them.
+    clients: AtomicU64,
 }
 
 /// One client's approval sessions, one per worker used, for one catalogue.
@@ -47,6 +49,8 @@ struct Sessions {
 pub struct WardenMcp {
     shared: Arc<Shared>,
     sessions: Arc<Mutex<Sessions>>,
+    /// This connection or HTTP session, for the states of its questions.
+    client: Arc<str>,
 }
 
 impl WardenMcp {
@@ -54,12 +58,13 @@ impl WardenMcp {
     /// swapped later ([`WardenMcp::reload`]). Calls beyond `max_concurrent` wait.
     pub fn new(offer: Offer, max_concurrent: usize, list_changes: bool) -> Result<WardenMcp, String> {
         let shared = Shared {
-            catalogue: RwLock::new(Arc::new(Catalogue::new(offer)?)),
+            catalogue: RwLock::new(Arc::new(Catalogue::new(offer, 0)?)),
             generation: watch::Sender::new(0),
             peers: Mutex::default(),
             list_changes,
             seal: StateSeal::new()?,
             slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
+            clients: AtomicU64::new(0),
         };
         WardenMcp::for_client(Arc::new(shared))
     }
@@ -72,15 +77,21 @@ impl WardenMcp {
     /// Cheap: over stateless HTTP every request is a new client. Its sessions
     /// are made when a call first needs one.
     fn for_client(shared: Arc<Shared>) -> Result<WardenMcp, String> {
-        Ok(WardenMcp { shared, sessions: Arc::default() })
+        let client = format!("client-{}", shared.clients.fetch_add(1, Ordering::Relaxed)).into();
+        Ok(WardenMcp { shared, sessions: Arc::default(), client })
     }
 
     /// Swaps in a new offer (a changed policy) and tells the clients. Their
     /// grants end with the old one: sessions are made anew from the new policy.
     pub async fn reload(&self, offer: Offer) -> Result<(), String> {
-        let catalogue = Catalogue::new(offer)?;
-        *self.shared.catalogue.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(catalogue);
-        self.shared.generation.send_modify(|g| *g += 1);
+        let generation = *self.shared.generation.borrow() + 1;
+        let catalogue = Catalogue::new(offer, generation)?;
+        {
+            let mut served = self.shared.catalogue.write().unwrap_or_else(|p| p.into_inner());
+            *served = Arc::new(catalogue);
+            // Under the catalogue's lock: a call sees the new catalogue and generation together.
+            self.shared.generation.send_replace(generation);
+        }
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = self.shared.peers.lock().unwrap_or_else(|p| p.into_inner());
             peers.retain(|p| !p.is_transport_closed());
@@ -98,12 +109,16 @@ impl WardenMcp {
         self.shared.catalogue.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// This client's session for `worker` under `catalogue`, made when first needed.
+    /// This client's session for `worker` under `catalogue`, made when first
+    /// needed. A catalogue older than the client's sessions is no longer
+    /// served: nothing runs under the old policy's mounts.
     fn session(&self, catalogue: &Catalogue, worker: Option<&str>) -> Result<Arc<ClientSession>, String> {
-        let generation = *self.shared.generation.borrow();
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if sessions.generation != generation {
-            *sessions = Sessions { generation, by_worker: HashMap::new() };
+        if catalogue.generation < sessions.generation || catalogue.generation != *self.shared.generation.borrow() {
+            return Err("the policy changed while this call waited; call the tool again".to_owned());
+        }
+        if sessions.generation != catalogue.generation {
+            *sessions = Sessions { generation: catalogue.generation, by_worker: HashMap::new() };
         }
         let key = worker.map(str::to_owned);
         if let Some(session) = sessions.by_worker.get(&key) {
@@ -117,17 +132,28 @@ impl WardenMcp {
     /// Who may answer this call's approval requests: answers given in
     /// advance, else the person at the client (by elicitation now, or, for
     /// 2026-07-28 clients, in the call's result), else nobody.
-    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, deferring: Option<Deferring>, questions: mpsc::Sender<Question>) -> Asking {
+    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, how: How, tool: &str) -> Asking {
         let client = context.client_info().map(|info| info.name);
+        let tool = tool.to_owned();
         if catalogue.offer.answers_in_advance {
-            return Asking { approver: None, client, waits_for_client: false };
+            return Asking { approver: None, client, waits_for_client: false, answered: None, tool };
         }
-        let (approver, waits_for_client): (Box<dyn Approver>, bool) = match deferring {
-            Some(deferring) => (Box::new(deferring), false),
-            None if can_elicit(context) => (Box::new(Eliciting { questions }), true),
-            None => (Box::new(DenyAll), false),
+        let (approver, waits_for_client, answered): (Box<dyn Approver>, bool, _) = match how {
+            How::Deferring { asked, answered } => (Box::new(Deferring { asked: asked.clone() }), false, answered.map(|a| (a, asked))),
+            How::Eliciting { questions, cancel } if can_elicit(context) => (Box::new(Eliciting { questions, cancel }), true, None),
+            How::Eliciting { .. } | How::Nobody => (Box::new(DenyAll), false, None),
         };
-        Asking { approver: Some(approver), client, waits_for_client }
+        Asking { approver: Some(approver), client, waits_for_client, answered, tool }
+    }
+
+    /// Who this call's client is, for the state of a question its result
+    /// asks: this connection or HTTP session, or, over stateless HTTP, where
+    /// every request is a client of its own, the token it sent.
+    fn client_of(&self, context: &RequestContext<RoleServer>) -> String {
+        match stateless_http(context) {
+            Some(parts) => crate::token::Token::client_of(parts.headers.get(axum::http::header::AUTHORIZATION)),
+            None => self.client.to_string(),
+        }
     }
 
     /// Runs the tool `name`, which `catalogue` lists.
@@ -139,21 +165,25 @@ impl WardenMcp {
         asking: Asking,
         cancel: Arc<AtomicBool>,
     ) -> Result<CallToolResult, ErrorData> {
-        let internal = |e: String| ErrorData::internal_error(e, None);
         if let Some(tool) = FileTool::from_name(&name) {
             let args = match tool.args(request.arguments) {
                 Ok(args) => args,
                 Err(message) => return Ok(refused(message)),
             };
-            let session = self.session(&catalogue, catalogue.offer.worker.as_deref()).map_err(internal)?;
-            let short = tool.is_short() && !asking.waits_for_client;
+            let session = match self.session(&catalogue, catalogue.offer.worker.as_deref()) {
+                Ok(session) => session,
+                Err(message) => return Ok(refused(message)),
+            };
+            let short = tool.is_short() && !asking.waits_for_client && asking.answered.is_none();
             let outcome = run_work(short, move || {
                 in_session(&session, asking, |session| session.attempt(Some(tool.name()), |sandbox| tool.run(sandbox, &args)))
             })
             .await?;
-            return Ok(match outcome.and_then(|attempted| attempted) {
-                Ok(Ok(value)) => CallToolResult::structured(value),
-                Ok(Err(e)) | Err(e) => refused(e.to_string()),
+            return Ok(match outcome {
+                Ok(Ran::Done(Ok(Ok(value)))) => CallToolResult::structured(value),
+                Ok(Ran::Done(Ok(Err(e)) | Err(e))) | Err(e) => refused(e.to_string()),
+                Ok(Ran::Refused(denial)) => refused(denial.to_string()),
+                Ok(Ran::Asking) => refused(String::new()),
             });
         }
         if name == shell_tool::NAME {
@@ -161,14 +191,36 @@ impl WardenMcp {
         }
         let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
         let worker = components.get(&name).and_then(crate::Components::worker_of).map(str::to_owned);
-        let session = self.session(&catalogue, worker.as_deref()).map_err(internal)?;
+        let session = match self.session(&catalogue, worker.as_deref()) {
+            Ok(session) => session,
+            Err(message) => return Ok(refused(message)),
+        };
         blocking(move || {
             let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
             let tool = components.get(&name).expect("a listed tool");
-            in_session(&session, asking, |session| components.call(tool, session, request.arguments, cancel)).unwrap_or_else(|e| refused(e.to_string()))
+            match in_session(&session, asking, |session| components.call(tool, session, request.arguments, cancel)) {
+                Ok(Ran::Done(result)) => result,
+                Ok(Ran::Refused(denial)) => refused(denial.to_string()),
+                Ok(Ran::Asking) => refused(String::new()),
+                Err(e) => refused(e.to_string()),
+            }
         })
         .await
     }
+}
+
+/// How the person is asked in one call.
+enum How {
+    /// 2025-11-25: by `elicitation/create`, if the client takes forms.
+    Eliciting { questions: mpsc::Sender<Question>, cancel: Arc<AtomicBool> },
+    /// 2026-07-28: in the call's result; with the answers the call brings.
+    Deferring { asked: Arc<Mutex<Option<warden_fs::approval::Request>>>, answered: Option<Answered> },
+    Nobody,
+}
+
+/// The HTTP request of a stateless call (2026-07-28 over HTTP, no session).
+fn stateless_http(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    context.extensions.get::<axum::http::request::Parts>().filter(|parts| !parts.headers.contains_key("mcp-session-id"))
 }
 
 /// A refusal or failure, as the CLI words it, for the model to read.
@@ -231,39 +283,55 @@ impl ServerHandler for WardenMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let unknown = |name: &str| ErrorData::invalid_params(format!("unknown tool '{name}'"), None);
+        if self.catalogue().get(&request.name).is_none() {
+            return Err(unknown(&request.name));
+        }
+        // Waits for a slot; a call cancelled meanwhile never starts.
+        let mut slot = Slot { slots: self.shared.slots.clone(), held: None };
+        slot.held = Some(tokio::select! {
+            slot = slot.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+        });
+        // Taken once the call may run: one that waited through a reload runs under the new policy.
         let catalogue = self.catalogue();
         let Some(tool) = catalogue.get(&request.name) else {
-            return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
+            return Err(unknown(&request.name));
         };
         let name = tool.name.to_string();
         let seal = &self.shared.seal;
         let in_result = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         // What a sealed question is bound to; only 2026-07-28 calls ask in their result.
         let arguments = if in_result { serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string() } else { String::new() };
+        let client = self.client_of(&context);
+        let call = Call { tool: &name, arguments: &arguments, client: &client, offer_session: stateless_http(&context).is_none() };
         let asked = Arc::new(Mutex::new(None));
-        let deferring = match (in_result, &request.request_state) {
-            (false, _) => None,
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (questions, mut to_ask) = mpsc::channel(1);
+        let how = match (in_result, &request.request_state) {
+            (false, _) => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that takes no forms is never asked: it gets today's refusal.
-            (true, None) if !can_elicit(&context) => None,
-            (true, None) => Some(Deferring { answered: None, asked: asked.clone() }),
-            (true, Some(state)) => match seal.answered(&name, &arguments, state, request.input_responses.as_ref()) {
-                Ok(answered) => Some(Deferring { answered: Some(answered), asked: asked.clone() }),
+            (true, None) if !can_elicit(&context) => How::Nobody,
+            (true, None) => How::Deferring { asked: asked.clone(), answered: None },
+            (true, Some(state)) => match seal.answered(&call, state, request.input_responses.as_ref()) {
+                Ok(Retried::Answered(answered)) => How::Deferring { asked: asked.clone(), answered: Some(answered) },
+                Ok(Retried::AskAgain(earlier)) => How::Deferring { asked: asked.clone(), answered: earlier },
                 Err(message) => return Ok(refused(message).into()),
             },
         };
-        let (questions, mut to_ask) = mpsc::channel(1);
-        let asking = self.asking(&catalogue, &context, deferring, questions);
-        // Waits for a slot; a call cancelled meanwhile never starts.
-        let _slot = tokio::select! {
-            slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-            () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+        let before = match &how {
+            How::Deferring { answered: Some(answered), .. } => Some(answered.clone()),
+            _ => None,
         };
-        let cancel = Arc::new(AtomicBool::new(false));
+        let asking = self.asking(&catalogue, &context, how, &name);
         let _watchers = Watchers::start(&context, cancel.clone());
-        let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, &context.peer).await?;
+        let generation = catalogue.generation;
+        let current = || *self.shared.generation.borrow() == generation;
+        let waiting = Waiting { peer: &context.peer, cancelled: &context.ct, slot: &mut slot, current: &current };
+        let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let ask = seal.ask(&name, &arguments, &question).map_err(|e| ErrorData::internal_error(e, None))?;
+            let ask = seal.ask(&call, before.as_ref(), &question).map_err(|e| ErrorData::internal_error(e, None))?;
             return Ok(ask.into());
         }
         Ok(result.into())

@@ -128,9 +128,12 @@ const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
 
 /// The error for a line that is not a message the server can take, with the
-/// request's id when it has a usable one, else `null`.
+/// request's id when it has a usable one, else `null`. A response's id (one
+/// with a result or an error and no method) names a request of the server's
+/// own, never the client's: it is not used.
 fn unreadable(message: Option<&Value>, code: i32, why: String) -> Value {
-    let id = message.and_then(|m| m.get("id")).filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
+    let response = message.is_some_and(|m| m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some()));
+    let id = message.filter(|_| !response).and_then(|m| m.get("id")).filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": why } })
 }
 

@@ -93,7 +93,7 @@ impl Drop for Token {
 
 /// The token of `Bearer TOKEN`, the scheme in any case.
 fn bearer(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim().split_once(|c: char| c == ' ' || c == '\t')?;
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 

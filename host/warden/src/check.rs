@@ -35,7 +35,7 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
 }
 
 /// Loads each declared component and checks its tools as `warden mcp` does
-/// at start, then lists the names it would offer.
+/// at start, then lists the tools it would offer, each with its description.
 fn describe_tools(out: &mut String, policy: &Policy) -> Result<(), Failure> {
     let invalid = |e: String| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display()));
     let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 1 })
@@ -51,8 +51,16 @@ fn describe_tools(out: &mut String, policy: &Policy) -> Result<(), Failure> {
             let _ = write!(out, "  digest blake3:{digest} (matches)");
         }
         out.push_str(&limits(&decl.limits));
-        let names: Vec<&str> = components.tools.iter().filter(|t| t.key() == decl.key).map(|t| t.definition.name.as_ref()).collect();
-        let _ = writeln!(out, "\n    offers {}", if names.is_empty() { "no tools".to_owned() } else { names.join(", ") });
+        out.push('\n');
+        let offered: Vec<_> = components.tools.iter().filter(|t| t.key() == decl.key).map(|t| &t.definition).collect();
+        if offered.is_empty() {
+            out.push_str("    offers no tools\n");
+        }
+        // One tool a line, with the description a model reads: what the operator lets the agent see.
+        for tool in offered {
+            let description = tool.description.as_deref().map(|d| warden_policy::shown(d).into_owned()).unwrap_or_default();
+            let _ = writeln!(out, "    offers {}: {description}", tool.name);
+        }
     }
     Ok(())
 }

@@ -183,15 +183,8 @@ impl ApprovalSession {
         }
         wanted.extend(paths.iter().cloned());
         for (access, path) in wanted {
-            let denial = match access {
-                Access::Read => Denial::OutsideSandbox { path, readable: String::new() },
-                Access::Write => Denial::ReadOnly { path, writable: String::new() },
-            };
-            match self.request_for(&denial, tool) {
-                Some(request) if !self.covers(request.access, &request.path) => {
-                    self.ask(request)?;
-                }
-                _ => {}
+            if let Some(request) = self.request_ahead(tool, access, &path) {
+                self.ask(request)?;
             }
         }
         Ok(())
@@ -230,13 +223,23 @@ impl ApprovalSession {
 
     /// Puts `request` to the approver, logs the answer, then applies it.
     pub fn ask(&mut self, request: Request) -> Result<Answer> {
-        let answer = match self.approver.decide(&request) {
+        let answer = self.approver.decide(&request);
+        let log = answer != Answer::Deferred;
+        self.settle(request, answer, log)
+    }
+
+    /// Applies `answer` to `request` as if the approver had given it, and
+    /// logs it when `log` (an answer given in an earlier round of the same
+    /// call was logged then). Returns the answer applied: a choice that is not
+    /// one of the request's counts as a denial.
+    pub fn settle(&mut self, request: Request, answer: Answer, log: bool) -> Result<Answer> {
+        let answer = match answer {
             Answer::Allow { choice, .. } if choice >= request.choices.len() => Answer::Deny,
             answer => answer,
         };
-        if let (Some(log), false) = (&mut self.audit, answer == Answer::Deferred) {
+        if let (Some(audit), true) = (&mut self.audit, log) {
             let record = AuditRecord::new(&self.info.id, &request, answer);
-            log.append(&record).map_err(audit_failed)?;
+            audit.append(&record).map_err(audit_failed)?;
         }
         if let Answer::Allow { scope, choice } = answer {
             let mount = match &request.reason {
@@ -250,6 +253,16 @@ impl ApprovalSession {
             }
         }
         Ok(answer)
+    }
+
+    /// The request an `access` to `path` would raise now, unless nobody may
+    /// be asked about it or a grant covers it already.
+    pub fn request_ahead(&self, tool: Option<&str>, access: Access, path: &str) -> Option<Request> {
+        let denial = match access {
+            Access::Read => Denial::OutsideSandbox { path: path.to_owned(), readable: String::new() },
+            Access::Write => Denial::ReadOnly { path: path.to_owned(), writable: String::new() },
+        };
+        self.request_for(&denial, tool).filter(|request| !self.covers(request.access, &request.path))
     }
 
     /// The request that would lift `denial`, if a person may lift it.
