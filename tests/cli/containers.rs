@@ -19,10 +19,20 @@ sandbox:
     container: { image: \"localhost/warden-busybox:1\", engine: podman, memory: 128MiB, cpus: 1 }
 ";
 
+/// The fixture's mounts belong to uid 1000, whom commands then run as:
+/// never root unless a policy says so.
 fn fixture() -> Fixture {
     let f = Fixture::new();
     f.file("policy.yaml", CONTAINER_POLICY);
+    give_to_user(&f, &["portfolio", "pipeline"]);
     f
+}
+
+pub(crate) fn give_to_user(f: &Fixture, folders: &[&str]) {
+    for folder in folders {
+        let status = Command::new("chown").args(["-R", "-h", "1000:1000"]).arg(f.path(folder)).status().unwrap();
+        assert!(status.success());
+    }
 }
 
 fn warden(f: &Fixture, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -145,10 +155,24 @@ fn a_kept_sandbox_serves_several_commands_until_stopped() {
     f.file("other.yaml", &CONTAINER_POLICY.replace("mode: ro", "mode: rw"));
     let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "other.yaml", "--name", &name], &[]);
     assert_eq!((status, stderr.as_str()), (2, format!("warden: a sandbox named {name} is running with other settings; stop it first (warden sandbox stop {name})\n").as_str()));
-    // A command can end the container (the runner, its parent, runs as the same user).
-    let (status, _, stderr) = run(&["--", "sh", "-c", "kill -9 $PPID; sleep 5"]);
-    assert_eq!((status, stderr.as_str()), (1, "warden: the container stopped while the command ran\n"));
-    // Warden's killer, finding the container stopped, started it again: it serves the next command.
+    // A command cannot end its supervisor (the runner's, its parent), though they run as one user.
+    let (status, _, stderr) = run(&["--", "sh", "-c", "kill -9 $PPID"]);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.starts_with("sh: can't kill pid ") && stderr.contains(": Operation not permitted\n"), "{stderr}");
+    // Under the same name, with --policy: run in it if its settings are the policy's, else said.
+    assert_eq!(run(&["--policy", "policy.yaml", "--", "echo", "same"]), (0, "same\n".to_owned(), String::new()));
+    let (status, _, stderr) = run(&["--policy", "other.yaml", "--", "echo", "other"]);
+    assert_eq!((status, stderr.as_str()), (2, format!("warden: a sandbox named {name} is running with other settings; stop it first (warden sandbox stop {name})\n").as_str()));
+    // A command whose client is killed is ended, with what it left, by the runner.
+    let killed = Command::new("timeout")
+        .args(["-s", "KILL", "2", env!("CARGO_BIN_EXE_warden"), "exec", "--sandbox", &name, "--", "sh", "-c", "sleep 601 & sleep 602"])
+        .current_dir(f.path(""))
+        .status()
+        .unwrap();
+    assert_eq!(killed.code(), None, "the client was not killed");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (_, left, _) = run(&["--", "ps", "-o", "args"]);
+    assert!(!left.contains("sleep 60"), "the command outlived its client: {left}");
     assert_eq!(run(&["--", "echo", "again"]), (0, "again\n".to_owned(), String::new()));
     let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
     assert_eq!((status, stderr.as_str()), (0, format!("warden: sandbox {name} is removed\n").as_str()));

@@ -265,6 +265,11 @@ pub struct ContainerSpec {
     /// A folder under which every mount must lie, relative to this file.
     #[serde(default)]
     pub workspace_root: Option<String>,
+    /// Who commands run as: `root`, or `UID` or `UID:GID`. Default: the owner of
+    /// the first writable mount (so that files written there stay theirs), never
+    /// root unless written here (on rootful docker that is the host's root).
+    #[serde(default)]
+    pub user: Option<String>,
 }
 
 /// Which container engine runs a `backend: container` sandbox.

@@ -155,6 +155,15 @@ pub struct ContainerSettings {
     pub nano_cpus: Option<u64>,
     pub engine: EngineChoice,
     pub workspace_root: Option<PathBuf>,
+    /// Who commands run as; `None`: the first writable mount's owner, unless root.
+    pub user: Option<ContainerUser>,
+}
+
+/// `shell.container.user`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerUser {
+    Root,
+    Id { uid: u32, gid: u32 },
 }
 
 

@@ -12,7 +12,7 @@ use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::network::{AllowEntry, Allowlist, Network};
-use crate::model::{ContainerSettings, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
+use crate::model::{ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 use crate::system_dirs::{host_exposing, system_dir_of};
 use crate::vpath::VPath;
 
@@ -222,13 +222,32 @@ fn container(spec: &ShellSpec, base: &Path) -> Result<Option<ContainerSettings>,
         Some(cpus) if cpus.is_finite() && (0.01..=1024.0).contains(&cpus) => Some((cpus * 1e9) as u64),
         Some(cpus) => return Err(("container.cpus", format!("{cpus} is not a number of CPUs between 0.01 and 1024"))),
     };
+    let user = c.user.as_deref().map(container_user).transpose().map_err(|m| ("container.user", m))?;
     Ok(Some(ContainerSettings {
         image,
         memory_bytes,
         nano_cpus,
         engine: c.engine.unwrap_or_default(),
         workspace_root: c.workspace_root.as_deref().map(|r| lexically_normal(&base.join(r))),
+        user,
     }))
+}
+
+/// `root`, `UID` or `UID:GID` (the group defaults to the uid).
+fn container_user(text: &str) -> Result<ContainerUser, String> {
+    if text == "root" {
+        return Ok(ContainerUser::Root);
+    }
+    let number = |n: &str| n.parse::<u32>().ok();
+    let (uid, gid) = match text.split_once(':') {
+        Some((uid, gid)) => (number(uid), number(gid)),
+        None => (number(text), number(text)),
+    };
+    match (uid, gid) {
+        (Some(0), _) => Err("write `root` for uid 0, so that running as root is never an accident".into()),
+        (Some(uid), Some(gid)) => Ok(ContainerUser::Id { uid, gid }),
+        _ => Err(format!("'{}' is not a user; write root, UID or UID:GID", text.escape_debug())),
+    }
 }
 
 /// A variable name the OS accepts: not empty, no `=`, no NUL.

@@ -281,14 +281,14 @@ fn start_container(
     let layout = Layout::new(plan, &shield, root)?;
     let writable: Vec<String> = plan.binds.iter().filter(|b| b.writable).map(|b| layout.inside(&b.host).map(|p| p.display().to_string())).collect::<Result<_, _>>()?;
     let cwd = layout.inside(&plan.default_cwd).map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
-    let owner = plan.binds.iter().find(|b| b.writable).or(plan.binds.first()).and_then(|b| std::fs::metadata(&b.host).ok());
-    let user = owner.map(|m| format!("{}:{}", std::os::unix::fs::MetadataExt::uid(&m), std::os::unix::fs::MetadataExt::gid(&m)));
+    crate::container::refuse_nested_mounts(plan)?;
+    let user = container_user(settings, plan)?;
     let mut env = crate::env::build(std::iter::empty(), &policy.env, &cwd);
     if let Network::Allow(_) = plan.network {
         warden_net::bridge::point_at_proxy(&mut env);
     }
     let exec = ExecSettings {
-        user: user.unwrap_or_else(|| "65534:65534".into()),
+        user,
         env,
         cwd,
         timeout: policy.limits.timeout,
@@ -308,4 +308,28 @@ fn start_container(
         require_limits: policy.require_os_sandbox,
     })?;
     Ok(InContainer { sandbox, layout })
+}
+
+/// Who a container's commands run as: the policy's `user`, else the owner of
+/// the first writable mount (files written there stay theirs), else of the
+/// first mount, else nobody. Never root unless the policy says `root`: on
+/// rootful docker that is the host's root.
+fn container_user(settings: &warden_policy::ContainerSettings, plan: &ExecPlan) -> Result<String, ShellError> {
+    use std::os::unix::fs::MetadataExt;
+    match settings.user {
+        Some(warden_policy::ContainerUser::Root) => return Ok("0:0".into()),
+        Some(warden_policy::ContainerUser::Id { uid, gid }) => return Ok(format!("{uid}:{gid}")),
+        None => {}
+    }
+    let writable = plan.binds.iter().find(|b| b.writable);
+    let Some(bind) = writable.or(plan.binds.first()) else { return Ok("65534:65534".into()) };
+    match std::fs::metadata(&bind.host) {
+        Ok(meta) if meta.uid() != 0 => Ok(format!("{}:{}", meta.uid(), meta.gid())),
+        Ok(_) if writable.is_some() => Err(ShellError::Policy(format!(
+            "the writable mount {} belongs to root, and a container's commands run as root only when the policy says so \
+             (shell.container.user: root); give the folder to another user, or name one there (shell.container.user: UID:GID)",
+            bind.vpath
+        ))),
+        _ => Ok("65534:65534".into()),
+    }
 }

@@ -49,13 +49,26 @@ fn start_named(policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSan
 }
 
 /// The container sandbox of `policy_text` named `name` (`warden-NAME-PID`).
+/// The project's folders are given to uid 1000 first: commands run as the
+/// writable mount's owner, never as root unless a policy says so.
 fn start_as(name: &str, policy_text: &str, p: &Project, worker: Option<&str>) -> ShellSandbox {
+    give_to_user(p);
     std::fs::write(p.path("policy.yaml"), policy_text).unwrap();
     let policy = warden_policy::load(&p.path("policy.yaml")).unwrap();
     let fs = warden_fs::Sandbox::open_for(&policy, worker).unwrap();
     let name = ContainerName { name: name.to_owned(), owner: Owner::ThisProcess };
     ShellSandbox::with_options(&policy, fs, warden_shell::ProcessCap::start().unwrap(), name)
         .unwrap_or_else(|e| panic!("no container here ({e}); podman and {IMAGE} come from policies/setup.sh"))
+}
+
+/// What the command's user owns: the project's mounts, whole.
+const USER: u32 = 1000;
+
+fn give_to_user(p: &Project) {
+    for folder in ["proj", "docs"] {
+        let status = Command::new("chown").args(["-R", "-h", &format!("{USER}:{USER}")]).arg(p.path(folder)).status().unwrap();
+        assert!(status.success());
+    }
 }
 
 fn sh(sandbox: &ShellSandbox, script: &str) -> ExecutionResult {
@@ -488,13 +501,17 @@ fn a_timeout_kills_children_that_fake_a_mark_hide_their_environment_or_close_the
 }
 
 #[test]
-fn a_background_process_outlives_its_command_and_a_later_timeout_spares_it() {
+fn no_process_outlives_its_command_to_watch_the_next_ones() {
+    // A process left behind could read the next commands' output and
+    // environment (/proc/PID/fd/1, /proc/PID/environ: all run as one user).
     let p = Project::new();
     let s = sandbox(&p, "", "");
-    assert!(sh(&s, "sleep 200 > /dev/null 2>&1 &").ok());
-    assert!(sh_for(&s, "sleep 100", Duration::from_millis(500)).timed_out);
+    let r = sh(&s, "sleep 201 > /dev/null 2>&1 & setsid sleep 202 > /dev/null 2>&1 & (sleep 203 &) ; echo left");
+    assert_eq!((r.exit_code, r.stdout.as_str()), (0, "left\n"), "{r:?}");
     let left = sh(&s, "ps -o args");
-    assert!(left.stdout.contains("sleep 200") && !left.stdout.contains("sleep 100"), "{}", left.stdout);
+    for gone in ["sleep 201", "sleep 202", "sleep 203"] {
+        assert!(!left.stdout.contains(gone), "{gone} outlived its command: {}", left.stdout);
+    }
 }
 
 #[test]
@@ -723,21 +740,37 @@ fn the_container_is_hardened() {
     }
 }
 
+#[test]
+fn without_limits_in_the_policy_a_container_gets_one_gib_no_swap_one_cpu_and_no_log() {
+    let p = Project::new();
+    let s = start_named(
+        &format!("version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {} }}\n", engine()),
+        &p,
+        None,
+    );
+    let (ok, inspect) = podman(&["inspect", &container_of(&s), "--format", "{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}} {{.HostConfig.NanoCpus}} {{.HostConfig.LogConfig.Type}}"]);
+    assert!(ok, "{inspect}");
+    assert_eq!(inspect, "1073741824 1073741824 1000000000 none");
+    // What a command writes to the container's own output goes nowhere on the host.
+    let r = sh(&s, "head -c 1000000 /dev/zero > /proc/1/fd/1 && echo written");
+    assert!(r.stdout == "written\n" || r.stderr.contains("Permission denied"), "{r:?}");
+}
+
 // ---- the runner ----
 
-/// The runner's socket as the host reaches it: through the container's root.
-fn runner_socket(sandbox: &ShellSandbox) -> std::path::PathBuf {
+/// The container's init, by host PID.
+fn init_of(sandbox: &ShellSandbox) -> String {
     let (ok, pid) = podman(&["inspect", &container_of(sandbox), "--format", "{{.State.Pid}}"]);
     assert!(ok, "{pid}");
-    std::path::PathBuf::from(format!("/proc/{pid}/root/.warden/run/runner.sock"))
+    pid
 }
 
 #[test]
-fn commands_are_started_by_the_containers_runner_with_an_oom_score_of_1000() {
+fn commands_are_started_by_the_runners_supervisor_with_an_oom_score_of_1000() {
     let p = Project::new();
     let s = sandbox(&p, "", "");
     let r = sh(&s, "tr '\\0' ' ' < /proc/$PPID/cmdline; echo; cat /proc/self/oom_score_adj; cat /proc/$PPID/oom_score_adj");
-    assert_eq!(r.stdout, "/.warden/runner /.warden/run/runner.sock \n1000\n0\n", "{r:?}");
+    assert_eq!(r.stdout, "/.warden/runner @warden-runner \n1000\n0\n", "{r:?}");
     // Undumpable: a command of the same user cannot read its environment or take its descriptors.
     for peek in ["cat /proc/$PPID/environ", "cat /proc/$PPID/fd/0", "cat /proc/$PPID/mem"] {
         let r = sh(&s, peek);
@@ -747,46 +780,48 @@ fn commands_are_started_by_the_containers_runner_with_an_oom_score_of_1000() {
 }
 
 #[test]
-fn a_listener_in_the_runners_place_is_not_believed_and_the_engine_runs_the_command() {
+fn a_command_cannot_switch_wardens_filter_off_for_the_next_ones() {
+    // Before: removing the runner's socket made the next command go through
+    // the engine's exec, with the engine's filter only.
     let p = Project::new();
-    let s = sandbox(&p, "", "");
-    assert_eq!(sh(&s, "echo first").stdout, "first\n");
-    // Something else listens where the runner did (a command could do the same from inside).
-    let socket = runner_socket(&s);
-    std::fs::remove_file(&socket).unwrap();
-    let impostor = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    impostor.set_nonblocking(true).unwrap();
-    // Started by the engine: its parent is outside the container.
-    let r = sh(&s, "echo second; echo $PPID");
-    assert_eq!((r.exit_code, r.stdout.as_str()), (0, "second\n0\n"), "{r:?}");
-    // The impostor was connected to, then told nothing.
-    let (mut conn, _) = impostor.accept().expect("Warden connected to the impostor");
-    conn.set_nonblocking(false).unwrap();
-    let mut got = Vec::new();
-    std::io::Read::read_to_end(&mut conn, &mut got).unwrap();
-    assert!(got.is_empty(), "the impostor was sent {} bytes", got.len());
+    with_probe(&p);
+    let s = sandbox(&p, "    allow_unix_sockets: true\n", "");
+    let filters = |s: &ShellSandbox| sh(s, "grep Seccomp_filters /proc/self/status").stdout;
+    let before = filters(&s);
+    let r = sh(&s, "rm -rf /.warden; kill -9 $PPID; kill -STOP 1; cp /proj/probe /tmp/probe; chmod +x /tmp/probe; /tmp/probe bind @warden-runner; ls /.warden");
+    assert!(r.stdout.contains("failed: Address already in use"), "the runner's name was taken: {r:?}");
+    assert!(r.stdout.contains("runner"), "{r:?}");
+    assert_eq!(filters(&s), before);
+    assert_eq!(before, "Seccomp_filters:\t3\n", "the container's profile, the runner's guard and Warden's program");
+    // A process the engine starts, not the runner, has Warden's rules all the same.
+    let (ok, out) = podman(&["exec", &container_of(&s), "sh", "-c", "cp /proj/probe /tmp/p2 && chmod +x /tmp/p2 && /tmp/p2 ptrace; /tmp/p2 tiocsti; /tmp/p2 raw"]);
+    assert!(ok, "{out}");
+    assert_eq!(out, "ptrace -1 errno 1\ntiocsti 0x5412 errno 1\ntiocsti 0x100005412 errno 1\nraw -1 errno 1");
 }
 
 #[test]
-fn nothing_written_in_the_runners_folder_reaches_the_host() {
+fn a_command_cannot_stop_or_kill_its_supervisor_the_runner_or_init() {
     let p = Project::new();
     let s = sandbox(&p, "", "");
-    // A small tmpfs of the container's own, not a folder of the host.
-    let r = sh(&s, "grep ' /.warden/run ' /proc/mounts | cut -d' ' -f3; dd if=/dev/zero of=/.warden/run/fill bs=1k count=100 2>/dev/null; echo $?; wc -c < /.warden/run/fill");
-    assert_eq!(r.stdout, "tmpfs\n1\n65536\n", "{r:?}");
-    let (ok, binds) = podman(&["inspect", &container_of(&s), "--format", "{{range .Mounts}}{{.Destination}} {{end}}"]);
-    assert!(ok && binds.split(' ').any(|d| d == "/.warden/runner") && !binds.split(' ').any(|d| d == "/.warden/run"), "{binds}");
+    let runner = sh(&s, "ps -o pid,args | grep '/.warden/runner' | grep -v grep | head -1 | cut -c1-6").stdout.trim().to_owned();
+    let r = sh_for(
+        &s,
+        &format!("for target in $PPID {runner} 1 -1 -{runner}; do kill -STOP $target 2>/dev/null && echo stopped || echo refused; kill -9 $target 2>/dev/null && echo killed || echo refused; done"),
+        Duration::from_secs(10),
+    );
+    assert_eq!(r.stdout, "refused\n".repeat(10), "{r:?}");
+    assert_eq!(sh(&s, "echo still served").stdout, "still served\n");
 }
 
 #[test]
 fn a_command_cannot_have_the_runner_start_a_process_beyond_its_timeout() {
     // A process the runner started for a command would be no child of the
-    // command's, carry no mark of its, and outlive its timeout.
-    // By default the command cannot even make a Unix socket (Warden's seccomp
-    // filter); with them allowed, the runner itself says no.
+    // command's and outlive its timeout. By default the command cannot even
+    // make a Unix socket (Warden's seccomp filter); with them allowed, the
+    // runner itself says no.
     let p = Project::new();
     with_probe(&p);
-    let ask = "runner /.warden/run/runner.sock /bin/sh -c 'touch /proj/escaped; sleep 30'";
+    let ask = "runner @warden-runner /bin/sh -c 'touch /proj/escaped; sleep 30'";
     assert_eq!(probe(&sandbox(&p, "", ""), ask).stdout, "failed: Operation not permitted (os error 1)\n");
     let s = sandbox(&p, "    allow_unix_sockets: true\n", "");
     let r = probe(&s, ask);
@@ -798,37 +833,13 @@ fn a_command_cannot_have_the_runner_start_a_process_beyond_its_timeout() {
 }
 
 #[test]
-fn a_stopped_runner_is_started_again() {
+fn a_container_stopped_under_the_sandbox_is_started_again_by_the_next_command() {
+    // As after the engine restarted: the container stopped, and its runner with it.
     let p = Project::new();
     let s = sandbox(&p, "", "");
-    // The runner is the parent of every command it starts; a command can stop
-    // it while it waits for the command's end.
-    let r = sh_for(&s, "kill -STOP $PPID; echo stopped", Duration::from_secs(10));
-    assert_eq!((r.stdout.as_str(), r.exit_code, r.timed_out), ("stopped\n", 0, false), "{r:?}");
-    let parent = |s: &ShellSandbox| sh(s, "tr '\\0' ' ' < /proc/$PPID/cmdline").stdout;
-    assert!(parent(&s).starts_with("/.warden/runner "), "not started by the runner again");
-    // Or between commands: the next one finds it stopped, and starts it again.
-    assert!(sh(&s, "runner=$PPID; (sleep 0.2; kill -STOP $runner) > /dev/null 2>&1 &").ok());
-    std::thread::sleep(Duration::from_millis(600));
-    assert!(parent(&s).starts_with("/.warden/runner "), "not started by the runner again");
-}
-
-#[test]
-fn a_listener_that_never_accepts_in_the_runners_place_cannot_hold_warden() {
-    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
-    let p = Project::new();
-    let s = sandbox(&p, "", "");
-    let socket = runner_socket(&s);
-    std::fs::remove_file(&socket).unwrap();
-    // A queue of one, filled: a connect to it waits for ever unless given a limit.
-    let listener = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::CLOEXEC, None).unwrap();
-    let address = SocketAddrUnix::new(&socket).unwrap();
-    rustix::net::bind(&listener, &address).unwrap();
-    rustix::net::listen(&listener, 0).unwrap();
-    let filler = std::os::unix::net::UnixStream::connect(&socket).unwrap();
-    let start = Instant::now();
-    let r = sh(&s, "echo through the engine; echo $PPID");
-    assert_eq!((r.exit_code, r.stdout.as_str()), (0, "through the engine\n0\n"), "{r:?}");
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
-    drop(filler);
+    assert_eq!(sh(&s, "echo before").stdout, "before\n");
+    let init = init_of(&s);
+    assert!(podman(&["stop", "-t", "0", &container_of(&s)]).0);
+    assert_eq!(sh(&s, "echo after").stdout, "after\n");
+    assert_ne!(init_of(&s), init, "not a new start");
 }

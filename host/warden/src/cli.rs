@@ -148,8 +148,10 @@ pub struct ExecArgs {
     #[arg(long, value_name = "POLICY", required_unless_present = "sandbox")]
     pub policy: Option<PathBuf>,
     /// Run in the kept container sandbox NAME (see `warden sandbox`), under the
-    /// policy it was started with.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["policy", "worker"])]
+    /// policy it was started with. With --policy too, only if NAME runs with that
+    /// policy's settings (it is started now if it does not run); another sandbox
+    /// of that name is an error, never used instead.
+    #[arg(long, value_name = "NAME")]
     pub sandbox: Option<String>,
     /// Run as this worker of the policy, with its derived (narrower) mounts.
     #[arg(long, value_name = "NAME")]

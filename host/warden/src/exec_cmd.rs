@@ -14,26 +14,34 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub fn run(args: ExecArgs) -> Result<(), Failure> {
     let given_timeout = args.timeout.as_deref().map(warden_policy::parse_duration).transpose().map_err(|m| Failure::usage(format!("--timeout: {m}")))?;
     let result = match (&args.sandbox, &args.policy) {
-        (Some(name), _) => {
+        (Some(name), None) => {
             crate::sandbox_cmd::check_name(name)?;
+            if args.worker.is_some() {
+                return Err(Failure::usage("--worker needs --policy: a kept sandbox runs the worker it was started with"));
+            }
             let sandbox = ContainerSandbox::attach(name, true).map_err(shell_failure)?;
             let timeout = given_timeout.or(sandbox.settings().timeout).unwrap_or(DEFAULT_TIMEOUT);
             sandbox.run(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?
         }
-        (None, Some(policy)) => in_new_sandbox(&args, policy, given_timeout)?,
+        (Some(name), Some(policy)) => {
+            crate::sandbox_cmd::check_name(name)?;
+            in_sandbox(&args, policy, given_timeout, ContainerName { name: name.clone(), owner: Owner::Kept })?
+        }
+        (None, Some(policy)) => in_sandbox(&args, policy, given_timeout, ContainerName { name: "exec".into(), owner: Owner::ThisProcess })?,
         (None, None) => return Err(Failure::usage("warden exec needs --policy or --sandbox")),
     };
     report(result)
 }
 
-fn in_new_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>) -> Result<ExecutionResult, Failure> {
+/// Runs the command under `policy`, in a sandbox of its own, or in the kept
+/// sandbox `container` names when that runs with the policy's settings.
+fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>, container: ContainerName) -> Result<ExecutionResult, Failure> {
     // Its cgroup is made on a thread of its own while the policy loads.
     let cap = warden_shell::ProcessCap::start()?;
     let policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
     let timeout = given_timeout.or(policy.limits.timeout).unwrap_or(DEFAULT_TIMEOUT);
     let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?;
     approvals.ask_before_running(&args.command[0].to_string_lossy())?;
-    let container = ContainerName { name: "exec".into(), owner: Owner::ThisProcess };
     let sandbox = ShellSandbox::with_options(&policy, approvals.session.sandbox()?, cap, container).map_err(shell_failure)?;
     sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)
 }

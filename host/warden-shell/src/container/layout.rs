@@ -80,6 +80,48 @@ impl Layout {
     }
 }
 
+/// Refuses a read-only mount with other file systems mounted below it on the
+/// host: the engines bind it read-only at its top only (the API these engines
+/// speak has no recursive read-only bind), and what is mounted below would
+/// be writable inside.
+pub fn refuse_nested_mounts(plan: &ExecPlan) -> Result<(), ShellError> {
+    let mounted = mount_points();
+    for bind in plan.binds.iter().filter(|b| !b.writable) {
+        if let Some(below) = mounted.iter().find(|m| m.starts_with(&bind.host) && **m != bind.host) {
+            return Err(ShellError::Policy(format!(
+                "the read-only mount {} has another file system mounted inside it on the host ({}), which a container would \
+                 leave writable; mount that folder apart, or unmount it",
+                bind.vpath,
+                below.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where file systems are mounted, as this process sees them (`/proc/self/mountinfo`).
+fn mount_points() -> Vec<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines().filter_map(|line| line.split(' ').nth(4)).map(|p| PathBuf::from(unescape(p))).collect()
+}
+
+/// mountinfo writes space, tab, newline and backslash in octal (`\040`).
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b)) {
+            out.push(u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 4]).unwrap_or("0"), 8).unwrap_or(0));
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 pub(crate) fn bind_mount(source: &Path, target: &Path, read_only: bool) -> Mount {
     Mount {
         target: Some(target.to_string_lossy().into_owned()),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
 use bollard::query_parameters::{CreateContainerOptions, ListContainersOptions, RemoveContainerOptions};
 use serde::{Deserialize, Serialize};
 use warden_policy::{ContainerSettings, Network};
@@ -53,9 +53,15 @@ pub struct ExecSettings {
     #[serde(default)]
     pub covers: Vec<Cover>,
     /// The container's main process is the runner, which starts its commands.
+    /// A sandbox made before Warden had one has none, and is refused.
     #[serde(default)]
     pub runner: bool,
 }
+
+/// A container's memory when the policy sets none, and its swap: none beyond it.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
+/// A container's CPUs, in billionths, when the policy sets none: one.
+pub const DEFAULT_NANO_CPUS: u64 = 1_000_000_000;
 
 /// A covered path and what it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,14 +129,17 @@ pub fn container_name(name: &str, owner: Owner) -> String {
 
 /// The container's settings: hardened, limited, with the layout's mounts.
 /// `config` is the digest of what they were made from (see [`config_digest`]).
-/// `runner_program`: the runner's program on the host, bound in when `exec.runner`.
+/// `runner_program`: the runner's program on the host, bound in and started as
+/// the container's main process; `seccomp`: the `seccomp=` security option
+/// (Warden's profile, as a file for podman or inline for docker).
 #[allow(clippy::too_many_arguments)]
 pub fn create_body(
     engine: EngineKind,
     settings: &ContainerSettings,
     layout: &Layout,
     exec: &ExecSettings,
-    runner_program: Option<&Path>,
+    runner_program: &Path,
+    seccomp: &str,
     sandbox: &str,
     owner: Owner,
     config: &str,
@@ -144,50 +153,44 @@ pub fn create_body(
         tmpfs.insert(dir.clone(), format!("ro,nosuid,nodev,noexec,size=4k,mode=0555{no_copy}"));
     }
     let mut mounts = layout.mounts.clone();
-    let runner_program = runner_program.filter(|_| exec.runner);
-    if let Some(program) = runner_program {
-        mounts.push(crate::container::layout::bind_mount(program, Path::new(runner::PROGRAM_INSIDE), true));
-        // The socket's folder: inside the container, so that nothing a command
-        // writes there lands on the host.
-        tmpfs.insert(runner::SOCKET_DIR_INSIDE.to_owned(), format!("rw,nosuid,nodev,noexec,size=64k,mode=1777{no_copy}"));
-    }
+    mounts.push(crate::container::layout::bind_mount(runner_program, Path::new(runner::PROGRAM_INSIDE), true));
+    let memory = settings.memory_bytes.unwrap_or(DEFAULT_MEMORY) as i64;
     let host_config = HostConfig {
         mounts: Some(mounts),
         cap_drop: Some(vec!["ALL".into()]),
-        security_opt: Some(vec!["no-new-privileges".into()]),
+        security_opt: Some(vec!["no-new-privileges".into(), format!("seccomp={seccomp}")]),
         readonly_rootfs: Some(true),
         tmpfs: Some(tmpfs),
         pids_limit: Some(MAX_PIDS as i64),
         init: Some(true),
         network_mode: Some(if exec.plan.network == Network::Full { "bridge" } else { "none" }.into()),
-        memory: settings.memory_bytes.map(|b| b as i64),
-        nano_cpus: settings.nano_cpus.map(|n| n as i64),
+        memory: Some(memory),
+        // No swap beyond the memory limit: a command over it is killed, not slowed to a crawl.
+        memory_swap: Some(memory),
+        nano_cpus: Some(settings.nano_cpus.unwrap_or(DEFAULT_NANO_CPUS) as i64),
         ulimits: Some(vec![
             ResourcesUlimits { name: Some("nofile".into()), soft: Some(nofile), hard: Some(nofile) },
             ResourcesUlimits { name: Some("nproc".into()), soft: Some(nproc), hard: Some(nproc) },
         ]),
+        // Nothing reads the container's own output; kept, it would grow on the host's disk without end.
+        log_config: Some(HostConfigLogConfig { typ: Some("none".into()), config: None }),
         ..Default::default()
     };
     let mut labels = HashMap::from([
         (LABEL_SANDBOX.to_owned(), sandbox.to_owned()),
         (LABEL_EXEC.to_owned(), serde_json::to_string(exec).expect("settings serialize")),
         (LABEL_CONFIG.to_owned(), config.to_owned()),
+        (LABEL_RUNNER.to_owned(), runner::program_digest()),
     ]);
     if owner == Owner::ThisProcess {
         labels.insert(LABEL_OWNER.into(), owner_mark(std::process::id()).unwrap_or_default());
     }
-    if runner_program.is_some() {
-        labels.insert(LABEL_RUNNER.into(), runner::program_digest());
-    }
     ContainerCreateBody {
         image: Some(settings.image.clone()),
-        // PID 1 is the engine's init (--init); this keeps the container alive
-        // and, when it is the runner, starts the commands.
-        cmd: Some(match runner_program {
-            Some(_) => runner::command(),
-            None => vec!["/bin/sh".into(), "-c".into(), "while :; do sleep 3600; done".into()],
-        }),
-        env: Some(vec!["WARDEN_EXEC=container".into()]),
+        // PID 1 is the engine's init (--init); the runner under it keeps the
+        // container alive and starts the commands, whatever the image's own entrypoint.
+        entrypoint: Some(runner::entrypoint()),
+        cmd: Some(Vec::new()),
         user: Some(exec.user.clone()),
         working_dir: Some(exec.cwd.clone()),
         hostname: Some("warden".into()),
@@ -333,6 +336,11 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
         return Err(engine_error(engine, "start the container", e));
     }
     Ok(())
+}
+
+/// Starts a container that stopped (the engine restarted, say).
+pub async fn start(engine: &Engine, name: &str) -> Result<(), ShellError> {
+    engine.api.start_container(name, None).await.map_err(|e| engine_error(engine, "start the container", e))
 }
 
 pub async fn remove(engine: &Engine, name: &str) -> Result<(), ShellError> {

@@ -5,6 +5,8 @@ mod engine;
 mod exec;
 mod layout;
 mod lifecycle;
+mod profile;
+mod routes;
 mod runner;
 
 use std::ffi::OsString;
@@ -18,7 +20,7 @@ use warden_policy::{ContainerSettings, EngineChoice, Network};
 
 pub use engine::EngineKind;
 use engine::Engine;
-pub use layout::{Layout, WORKSPACE};
+pub use layout::{refuse_nested_mounts, Layout, WORKSPACE};
 pub use lifecycle::{container_name, Cover, ExecSettings, Owner};
 
 use crate::error::ShellError;
@@ -34,11 +36,12 @@ struct Running {
     engine: Engine,
     name: String,
     settings: ExecSettings,
-    /// Its runner, when it was made with one.
-    runner: Option<runner::Link>,
-    /// Under a network allowlist: the proxy on 127.0.0.1:3128 inside, with
-    /// the container's init it was made for (a restart makes a new network).
-    proxy: Mutex<Option<(u32, warden_net::Proxy)>>,
+    /// Its runner, which starts every command.
+    runner: runner::Link,
+    /// What the container's network namespace was given, for the init it was
+    /// made with (a restart makes a new one): under an allowlist, the proxy
+    /// on 127.0.0.1:3128 inside; under `network: true`, its refused routes.
+    network: Mutex<Option<(u32, Option<warden_net::Proxy>)>>,
     owner: Owner,
     /// The digest of the settings it was created with.
     config: String,
@@ -90,14 +93,18 @@ impl ContainerSandbox {
                 None => break,
             }
         }
-        let program = runner::program()?;
+        let program = runner::program()?.ok_or_else(|| {
+            ShellError::Policy("the container backend needs a Linux host: its runner is a Linux program, started inside the container".into())
+        })?;
         let mut exec = request.exec;
-        exec.runner = program.is_some();
+        exec.runner = true;
         let running = block_on(async {
             let engine = engine::connect(request.container.engine).await?;
-            let asks_limits = request.container.memory_bytes.is_some() || request.container.nano_cpus.is_some();
-            if asks_limits && !engine.applies_limits {
-                let why = format!("{} runs rootless on cgroup v1 here and would not apply the policy's memory and CPU limits", engine.kind.name());
+            if !engine.applies_limits {
+                let why = format!(
+                    "{} runs rootless on cgroup v1 here and would not apply the container's memory, CPU and process limits",
+                    engine.kind.name()
+                );
                 if request.require_limits {
                     return Err(ShellError::SandboxRequired { reason: why });
                 }
@@ -116,8 +123,6 @@ impl ContainerSandbox {
                 name = format!("{own_name}-{n}");
                 found = lifecycle::existing(&engine, &name).await?;
             }
-            let body =
-                lifecycle::create_body(engine.kind, request.container, request.layout, &exec, program.as_deref(), request.name, request.owner, &config);
             match found {
                 // Its own settings: what its shield covered when it started.
                 Some(old) if old.running && old.config.as_ref() == Some(&config) => settings = old.exec.unwrap_or(settings),
@@ -127,25 +132,34 @@ impl ContainerSandbox {
                         request.name, request.name
                     )));
                 }
-                Some(_) => {
-                    lifecycle::remove(&engine, &name).await?;
+                found => {
+                    let seccomp = profile::security_option(engine.kind)?;
+                    let body = lifecycle::create_body(
+                        engine.kind,
+                        request.container,
+                        request.layout,
+                        &exec,
+                        &program,
+                        &seccomp,
+                        request.name,
+                        request.owner,
+                        &config,
+                    );
+                    if found.is_some() {
+                        lifecycle::remove(&engine, &name).await?;
+                    }
                     lifecycle::create(&engine, &name, body).await?;
                 }
-                None => lifecycle::create(&engine, &name, body).await?,
             }
-            let runner = settings.runner.then(|| runner::Link::new(settings.plan.allow_unix_sockets)).transpose()?;
+            let runner = runner::Link::new(settings.plan.allow_unix_sockets)?;
             // The first command need not find the runner still getting ready.
-            if let Some(link) = &runner
-                && !link.ready(&engine, &name).await?
-            {
-                eprintln!("warden: warning: the container's runner did not answer within 5 s; the engine starts its commands");
-            }
+            runner.ready(&engine, &name).await?;
             Ok(Running {
                 engine,
                 name: name.clone(),
                 settings,
                 runner,
-                proxy: Mutex::default(),
+                network: Mutex::default(),
                 owner: request.owner,
                 config,
                 removed: AtomicBool::new(false),
@@ -175,7 +189,7 @@ impl ContainerSandbox {
                     Some(found) if found.owner.is_some() => tried.push(format!("{}: {container} belongs to a running process", choice.name())),
                     Some(found) if found.running || !must_run => {
                         let settings = found.exec.ok_or_else(|| ShellError::Policy(format!("{container} has no Warden settings")))?;
-                        if must_run && settings.runner && found.runner != Some(runner::program_digest()) {
+                        if must_run && (!settings.runner || found.runner != Some(runner::program_digest())) {
                             return Err(ShellError::Policy(format!(
                                 "the sandbox {name} was started by another Warden build, whose runner this one cannot rely on; \
                                  stop it (warden sandbox stop {name}) and start it again"
@@ -184,8 +198,8 @@ impl ContainerSandbox {
                         let running = Running {
                             engine,
                             name: container,
-                            runner: settings.runner.then(|| runner::Link::new(settings.plan.allow_unix_sockets)).transpose()?,
-                            proxy: Mutex::default(),
+                            runner: runner::Link::new(settings.plan.allow_unix_sockets)?,
+                            network: Mutex::default(),
                             settings,
                             owner: Owner::Kept,
                             config: found.config.unwrap_or_default(),
@@ -220,39 +234,64 @@ impl ContainerSandbox {
         let r = &self.running;
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
-        self.serve_egress()?;
-        let target = exec::Target { engine: &r.engine, container: &r.name, runner: r.runner.as_ref() };
+        let init = block_on(self.up())?;
+        self.prepare_network(init)?;
+        let target = exec::Target { engine: &r.engine, container: &r.name, runner: &r.runner };
         let ended = block_on(exec::execute(&target, &r.settings, argv, cwd, timeout, cancel))?;
-        let refused = r.proxy.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, p)| p.take_refusals()).unwrap_or_default();
+        let network = r.network.lock().unwrap_or_else(|p| p.into_inner());
+        let refused = network.as_ref().and_then(|(_, proxy)| proxy.as_ref()).map(|p| p.take_refusals()).unwrap_or_default();
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
         Ok(ended.into_result(timeout, &walls, &[], true))
     }
 
-    /// Under a network allowlist, makes sure the proxy serves inside the
-    /// container: from the first command on, for the container's life in this
-    /// process, made again if the container restarted. Its listener on
-    /// 127.0.0.1:3128 inside comes from the runner; without a runner the
-    /// command is refused, never run with more network.
-    fn serve_egress(&self) -> Result<(), ShellError> {
+    /// The container's init, once the container runs: one that stopped (the
+    /// engine restarted, say) is started again, with its runner.
+    async fn up(&self) -> Result<u32, ShellError> {
         let r = &self.running;
-        let Network::Allow(_) = &r.settings.plan.network else { return Ok(()) };
-        let unreachable = |why: &str| {
-            ShellError::Policy(format!(
-                "a network allowlist in a container is served by Warden's runner inside it, and {why}; the command was not run"
+        if let Some(init) = r.runner.init_now() {
+            return Ok(init);
+        }
+        let again = |why: String| {
+            ShellError::Engine(format!(
+                "the container {} stopped and could not be started again ({why}); stop the sandbox and start it again",
+                r.name
             ))
         };
-        let link = r.runner.as_ref().ok_or_else(|| unreachable("this container was made without one"))?;
-        let mut proxy = r.proxy.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((init, _)) = proxy.as_ref()
-            && link.init_now() == Some(*init)
-        {
+        match lifecycle::existing(&r.engine, &r.name).await? {
+            Some(found) if found.running => {}
+            Some(_) => lifecycle::start(&r.engine, &r.name).await.map_err(|e| again(e.to_string()))?,
+            None => return Err(again("it is gone".into())),
+        }
+        if !r.runner.ready(&r.engine, &r.name).await? {
+            return Err(again("its runner did not answer within 5 s".into()));
+        }
+        r.runner.init_now().ok_or_else(|| again("it stopped again".into()))
+    }
+
+    /// Gives the network namespace of the container's init `init` what the
+    /// policy's network needs, once per init: under an allowlist, the proxy
+    /// serving 127.0.0.1:3128 inside (its listener made by the runner); under
+    /// `network: true`, routes that refuse the cloud metadata addresses and
+    /// the host's own. Anything that cannot be done refuses the command.
+    fn prepare_network(&self, init: u32) -> Result<(), ShellError> {
+        let r = &self.running;
+        let mut network = r.network.lock().unwrap_or_else(|p| p.into_inner());
+        if network.as_ref().is_some_and(|(made_for, _)| *made_for == init) {
             return Ok(());
         }
-        *proxy = None;
-        let listener = block_on(link.listen(&r.engine, &r.name, warden_net::bridge::PORT))?
-            .ok_or_else(|| unreachable("Warden cannot reach it here (a rootless engine, or a runner that a command stopped or replaced)"))?;
-        let init = link.init_now().unwrap_or(0);
-        *proxy = Some((init, warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener)))));
+        *network = None;
+        let proxy = match &r.settings.plan.network {
+            Network::Off => None,
+            Network::Full => {
+                routes::refuse(init)?;
+                None
+            }
+            Network::Allow(_) => {
+                let listener = block_on(r.runner.listen(&r.engine, &r.name, warden_net::bridge::PORT))?;
+                Some(warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener))))
+            }
+        };
+        *network = Some((init, proxy));
         Ok(())
     }
 

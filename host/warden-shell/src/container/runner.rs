@@ -2,28 +2,29 @@
 //! its program on the host, how Warden reaches it, and one command's request,
 //! output and end.
 //!
-//! The runner listens on a socket in a small tmpfs of the container's own,
-//! so that nothing a command writes there reaches the host. Warden reaches
-//! it through the container's root as its init sees it (`/proc/PID/root`),
-//! resolved inside that root, from outside the container's PID namespace
-//! (the runner serves no one inside it), and believes only a peer that is the first
-//! started child of the container's init: the runner, which no command can
-//! replace while it lives (and the container ends when it dies). A command's
-//! stdout and stderr are pipes of Warden's own, handed over with the request,
-//! so the runner never copies a byte of output.
+//! The runner listens on an abstract socket of the container's network
+//! namespace, which nothing in the container's files can remove or replace.
+//! Warden reaches it from a thread that enters that namespace (which takes
+//! the right to, as root has), from outside the container's PID namespace
+//! (the runner serves no one inside it), and believes only a peer that is the
+//! first started child of the container's init: the runner, which no command
+//! can replace while it lives (and the container ends when it dies). A
+//! command's stdout and stderr are pipes of Warden's own, handed over with the
+//! request, so the runner never copies a byte of output. The runner keeps the
+//! command's time limit and ends it, with every process it made, when it
+//! exits, when its time is up or when Warden's side of the connection closes.
 
 use std::ffi::OsString;
 use std::io::{IoSlice, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
 use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
-use rustix::net::sockopt::Timeout;
-use rustix::net::{AddressFamily, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
+use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
@@ -34,9 +35,8 @@ use crate::error::ShellError;
 
 /// Where the runner's program appears inside the container, read-only.
 pub const PROGRAM_INSIDE: &str = "/.warden/runner";
-/// The container's own folder for the runner's socket.
-pub const SOCKET_DIR_INSIDE: &str = "/.warden/run";
-const SOCKET: &str = "runner.sock";
+/// The runner's socket: an abstract name, in the container's own network namespace.
+const SOCKET_NAME: &str = "warden-runner";
 
 static PROGRAM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/warden-runner"));
 
@@ -47,9 +47,9 @@ pub fn program_digest() -> String {
     DIGEST.get_or_init(|| blake3::hash(PROGRAM).to_hex().to_string()).clone()
 }
 
-/// The container's command: the runner, listening on its socket.
-pub fn command() -> Vec<String> {
-    vec![PROGRAM_INSIDE.to_owned(), format!("{SOCKET_DIR_INSIDE}/{SOCKET}")]
+/// The container's entrypoint: the runner, listening on its socket, whatever the image names.
+pub fn entrypoint() -> Vec<String> {
+    vec![PROGRAM_INSIDE.to_owned(), format!("@{SOCKET_NAME}")]
 }
 
 /// The runner's program on the host, written once per build into Warden's
@@ -97,17 +97,6 @@ fn start_time(pid: u32) -> Option<u64> {
     stat_field(pid, 19)?.parse().ok()
 }
 
-/// Stopped by a signal, or by a tracer.
-fn is_stopped(pid: u32) -> bool {
-    stat_field(pid, 0).is_some_and(|state| state == "T" || state == "t")
-}
-
-/// Starts a stopped runner again; whether it runs now.
-fn resume(pid: u32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid as i32) else { return false };
-    rustix::process::kill_process(pid, rustix::process::Signal::CONT).is_ok()
-}
-
 /// Field `n` of `/proc/PID/stat` after the command name (0: the state).
 fn stat_field(pid: u32, n: usize) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -123,27 +112,43 @@ pub struct Link {
     seccomp: Vec<u8>,
 }
 
+/// Why a command cannot be started: the runner cannot be reached.
+pub fn unreachable(why: &str) -> ShellError {
+    ShellError::Engine(format!(
+        "Warden starts a container's commands only through its runner, and {why}; the command was not run. \
+         Reaching it takes entering the container's network namespace: run Warden as the engine's user (root for \
+         rootful podman or docker). If the sandbox is older than this Warden, stop it and start it again"
+    ))
+}
+
 impl Link {
     pub fn new(allow_unix_sockets: bool) -> Result<Link, ShellError> {
         Ok(Link { init: std::sync::Mutex::default(), seccomp: crate::seccomp::program_bytes(allow_unix_sockets)? })
     }
 
-    /// Starts `argv` by the runner, under Warden's seccomp filter; `None`
-    /// when there is no runner that answers (the engine then starts it).
-    pub async fn start(&self, engine: &Engine, container: &str, argv: &[OsString], env: &[String], cwd: &str) -> Result<Option<Started>, ShellError> {
-        let request = encode(argv, env, cwd, &self.seccomp)?;
-        let Some((conn, runner)) = self.connect(engine, container).await? else { return Ok(None) };
-        let (stdout, stderr) = send(&conn, &request)?;
-        Ok(Some(Started { conn, runner, stdout, stderr }))
+    /// Starts `argv` by the runner, under Warden's seccomp filter, with
+    /// `timeout` kept by the runner itself.
+    pub async fn start(
+        &self,
+        engine: &Engine,
+        container: &str,
+        argv: &[OsString],
+        env: &[String],
+        cwd: &str,
+        timeout: Duration,
+    ) -> Result<Started, ShellError> {
+        let request = encode(argv, env, cwd, &self.seccomp, timeout)?;
+        let (conn, _) = self.connect(engine, container).await?;
+        let (stdout, stderr) = send(&conn, &request).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))?;
+        Ok(Started { conn, stdout, stderr })
     }
 
-    /// A TCP socket listening on 127.0.0.1:`port` inside the container, made
-    /// by the runner; `None` when there is no runner that answers.
-    pub async fn listen(&self, engine: &Engine, container: &str, port: u16) -> Result<Option<TcpListener>, ShellError> {
-        let Some((conn, _)) = self.connect(engine, container).await? else { return Ok(None) };
+    /// A TCP socket listening on 127.0.0.1:`port` inside the container, made by the runner.
+    pub async fn listen(&self, engine: &Engine, container: &str, port: u16) -> Result<TcpListener, ShellError> {
+        let (conn, _) = self.connect(engine, container).await?;
         let payload = format!("warden-listen-1\0{port}\0").into_bytes();
         (&conn).write_all(&[&(payload.len() as u32).to_le_bytes()[..], &payload].concat())?;
-        receive_listener(&conn, port).map(Some).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))
+        receive_listener(&conn, port).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))
     }
 
     /// Waits until the runner of a container that has just started (or
@@ -163,35 +168,28 @@ impl Link {
     }
 
     /// A connection to the runner, checked to be it, and its PID.
-    async fn connect(&self, engine: &Engine, container: &str) -> Result<Option<(UnixStream, u32)>, ShellError> {
+    async fn connect(&self, engine: &Engine, container: &str) -> Result<(UnixStream, u32), ShellError> {
         for fresh in [false, true] {
             let (init, id) = self.init(engine, container, fresh).await?;
             match reach(init, &id)? {
-                Peer::Runner { conn, pid } => return Ok(Some((conn, pid))),
+                Peer::Runner { conn, pid } => return Ok((conn, pid)),
                 // Just (re)started: give the runner its moment to listen.
-                Peer::Absent if fresh => {
-                    if !self.ready(engine, container).await? {
-                        return Ok(None);
+                Peer::Absent(_) if fresh => {
+                    if self.ready(engine, container).await? {
+                        let (init, id) = self.init(engine, container, false).await?;
+                        if let Peer::Runner { conn, pid } = reach(init, &id)? {
+                            return Ok((conn, pid));
+                        }
                     }
-                    let (init, id) = self.init(engine, container, false).await?;
-                    return Ok(match reach(init, &id)? {
-                        Peer::Runner { conn, pid } => Some((conn, pid)),
-                        _ => None,
-                    });
-                }
-                Peer::Absent => return Ok(None),
-                Peer::Stopped => {
-                    eprintln!("warden: warning: the container's runner is stopped (by a command?); the engine starts the command");
-                    return Ok(None);
                 }
                 // The container may have restarted under a new init.
-                Peer::Gone | Peer::Impostor if !fresh => continue,
-                Peer::Gone => return Ok(None),
-                Peer::Impostor => break,
+                Peer::Gone | Peer::Impostor | Peer::Absent(_) if !fresh => continue,
+                Peer::Gone => return Err(unreachable("the container is not running")),
+                Peer::Impostor => return Err(unreachable("what answers at its socket is not the runner")),
+                Peer::Absent(why) => return Err(unreachable(&why)),
             }
         }
-        eprintln!("warden: warning: what listens at the container's runner socket is not the runner (a command replaced it?); the engine starts the command");
-        Ok(None)
+        Err(unreachable("the runner does not answer"))
     }
 
     /// The container's init as last found, if it is still the container's.
@@ -215,15 +213,12 @@ impl Link {
 /// Who answered at the runner's socket.
 enum Peer {
     Runner { conn: UnixStream, pid: u32 },
-    /// Nobody: no socket, or nothing listening.
-    Absent,
+    /// Nobody, and why.
+    Absent(String),
     /// The init known is no longer the container's (it restarted, or stopped).
     Gone,
     /// Something other than the runner.
     Impostor,
-    /// The runner, stopped (a command of the same user may send it SIGSTOP),
-    /// and Warden may not start it again.
-    Stopped,
 }
 
 /// The runner's answer to a `warden-listen-1` request: its one byte with the
@@ -257,37 +252,28 @@ fn receive_listener(conn: &UnixStream, port: u16) -> std::io::Result<TcpListener
 /// A command the runner started: its pipes and the connection its end comes on.
 pub struct Started {
     conn: UnixStream,
-    /// The runner's PID, to start it again if a command stops it meanwhile.
-    runner: u32,
     stdout: OwnedFd,
     stderr: OwnedFd,
 }
 
 /// How long Warden waits on the runner's socket to connect, or for a
-/// request to be taken: a command may leave a listener there that never
-/// accepts, or stop the runner.
+/// request to be taken.
 const PATIENCE: Duration = Duration::from_secs(2);
 
-/// The runner's socket in the container whose init is `init`, connected to.
-/// The folder is resolved inside the container's root and the socket beneath
-/// it, with no symlink anywhere and no other file system: a link a command
-/// put there cannot lead Warden to a socket of the host (a mount's own, say).
-fn connect(init: u32) -> Option<UnixStream> {
-    let root = rustix::fs::open(format!("/proc/{init}/root"), OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-    let inside = SOCKET_DIR_INSIDE.trim_start_matches('/');
-    let path_only = OFlags::PATH | OFlags::CLOEXEC;
-    let folder = rustix::fs::openat2(&root, inside, path_only | OFlags::DIRECTORY, Mode::empty(), ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS).ok()?;
-    let beneath = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV;
-    let socket = rustix::fs::openat2(&folder, SOCKET, path_only, Mode::empty(), beneath).ok()?;
-    if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&socket).ok()?.st_mode) != rustix::fs::FileType::Socket {
-        return None;
-    }
-    let conn = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::CLOEXEC, None).ok()?;
-    rustix::net::sockopt::set_socket_timeout(&conn, Timeout::Send, Some(PATIENCE)).ok()?;
-    rustix::net::sockopt::set_socket_timeout(&conn, Timeout::Recv, Some(PATIENCE)).ok()?;
-    let address = SocketAddrUnix::new(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
-    rustix::net::connect(&conn, &address).ok()?;
-    Some(UnixStream::from(conn))
+/// The runner's socket in the network namespace of the container whose init
+/// is `init`, connected to from a thread that enters that namespace (and
+/// ends there: the socket keeps the namespace it was made in).
+fn connect(init: u32) -> Result<UnixStream, String> {
+    let namespace = std::fs::File::open(format!("/proc/{init}/ns/net")).map_err(|e| format!("its network namespace cannot be opened ({e})"))?;
+    let connecting = std::thread::Builder::new().name("warden-runner-connect".into()).spawn(move || {
+        rustix::thread::move_into_link_name_space(namespace.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network))
+            .map_err(|e| format!("its network namespace cannot be entered ({e})"))?;
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(SOCKET_NAME).map_err(|e| e.to_string())?;
+        let conn = UnixStream::connect_addr(&address).map_err(|e| format!("nothing answers at its socket ({e})"))?;
+        conn.set_write_timeout(Some(PATIENCE)).and_then(|()| conn.set_read_timeout(Some(PATIENCE))).map_err(|e| e.to_string())?;
+        Ok(conn)
+    });
+    connecting.map_err(|e| e.to_string())?.join().map_err(|_| "the thread that connects to it panicked".to_owned())?
 }
 
 /// The runner of the container (init `init`, full id `id`), connected to and checked.
@@ -295,18 +281,15 @@ fn reach(init: u32, id: &str) -> Result<Peer, ShellError> {
     if init == 0 || !in_container(init, id) {
         return Ok(Peer::Gone);
     }
-    let Some(conn) = connect(init) else { return Ok(Peer::Absent) };
+    let conn = match connect(init) {
+        Ok(conn) => conn,
+        Err(why) => return Ok(Peer::Absent(why)),
+    };
     let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
     let pid = peer.pid.as_raw_nonzero().get() as u32;
     // Checked again after the connection: init is still this container's, and the peer its runner.
     if !is_runner(pid, init) || !in_container(init, id) {
         return Ok(Peer::Impostor);
-    }
-    if is_stopped(pid) {
-        // A command of the same user stopped it; Warden may start it again.
-        if !resume(pid) {
-            return Ok(Peer::Stopped);
-        }
     }
     Ok(Peer::Runner { conn, pid })
 }
@@ -327,7 +310,7 @@ fn send(conn: &UnixStream, request: &[u8]) -> std::io::Result<(OwnedFd, OwnedFd)
 
 /// The request's bytes, as the runner reads them; NUL-terminated fields
 /// cannot hold a NUL (the seccomp program goes in hex).
-fn encode(argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Result<Vec<u8>, ShellError> {
+fn encode(argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8], timeout: Duration) -> Result<Vec<u8>, ShellError> {
     let fields = argv.iter().map(|a| a.as_bytes()).chain(env.iter().map(|e| e.as_bytes())).chain([cwd.as_bytes()]);
     if fields.into_iter().any(|f| f.contains(&0)) {
         return Err(ShellError::Policy("a command, its variables or its folder holds a NUL byte; it was not run".into()));
@@ -337,9 +320,11 @@ fn encode(argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Resul
         payload.extend_from_slice(bytes);
         payload.push(0);
     };
-    field(b"warden-run-2");
+    field(b"warden-run-3");
     field(cwd.as_bytes());
     field(seccomp.iter().map(|b| format!("{b:02x}")).collect::<String>().as_bytes());
+    // At least a millisecond: 0 would mean no limit.
+    field(timeout.as_millis().clamp(1, u64::MAX as u128).to_string().as_bytes());
     field(argv.len().to_string().as_bytes());
     for arg in argv {
         field(arg.as_bytes());
@@ -354,6 +339,12 @@ fn encode(argv: &[OsString], env: &[String], cwd: &str, seccomp: &[u8]) -> Resul
 }
 
 impl Started {
+    /// A handle that cancels the command: Warden's side of the connection
+    /// says no more, and the runner ends the command and all it made.
+    pub fn canceller(&self) -> std::io::Result<UnixStream> {
+        self.conn.try_clone()
+    }
+
     /// Sends the command's PID, its output, then its end, to `events` until
     /// both pipes are closed and the runner has said how it ended.
     pub async fn pump(self, events: mpsc::Sender<Event>) {
@@ -365,16 +356,8 @@ impl Started {
             let (mut out_open, mut err_open, mut conn_open) = (true, true, true);
             let mut answer = Vec::new();
             let (mut out_buf, mut err_buf, mut conn_buf) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10], [0u8; 256]);
-            let mut watch = tokio::time::interval(Duration::from_millis(250));
             while out_open || err_open || conn_open {
                 let event = tokio::select! {
-                    // A command may stop the runner while another waits on it for its end.
-                    _ = watch.tick(), if conn_open => {
-                        if is_stopped(self.runner) {
-                            resume(self.runner);
-                        }
-                        continue;
-                    }
                     n = stdout.read(&mut out_buf), if out_open => match n? {
                         0 => { out_open = false; continue }
                         n => Event::Out(out_buf[..n].to_vec()),
@@ -388,7 +371,7 @@ impl Started {
                         n => {
                             answer.extend_from_slice(&conn_buf[..n]);
                             match take_pid(&mut answer) {
-                                Some(pid) => Event::Started(pid),
+                                Some(_) => Event::Started,
                                 None => continue,
                             }
                         }
@@ -421,24 +404,29 @@ fn take_pid(answer: &mut Vec<u8>) -> Option<u32> {
 fn ending(answer: &str) -> Event {
     let answer = answer.trim_end();
     let number = |s: &str| s.parse::<i32>().ok();
-    match answer.split_once(' ') {
-        Some(("exit", n)) if let Some(code) = number(n) => Event::Exited(code),
-        Some(("signal", n)) if let Some(signal) = number(n) => Event::Exited(128 + signal),
-        Some(("error", why)) => Event::Failed(ShellError::Engine(format!("the container's runner could not start the command: {why}"))),
-        // No answer: the runner is gone, and the container with it.
-        _ => Event::Failed(ShellError::Engine("the container stopped while the command ran".into())),
+    match answer.split_once(' ').unwrap_or((answer, "")) {
+        ("exit", n) if let Some(code) = number(n) => Event::Exited(code),
+        ("signal", n) if let Some(signal) = number(n) => Event::Exited(128 + signal),
+        ("timeout", "") => Event::TimedOut,
+        ("cancelled", "") => Event::Cancelled,
+        ("error", why) => Event::Failed(ShellError::Engine(format!("the container's runner could not start the command: {why}"))),
+        // No answer: the runner is gone (and the container with it), or the
+        // command's supervisor was killed (by another command).
+        _ => Event::Failed(ShellError::Engine("the command's supervisor in the container ended before the command did (the container stopped, or another command killed it); the command and its processes were ended".into())),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
+
     use super::*;
 
     #[test]
     fn a_request_is_its_length_then_nul_terminated_fields() {
         let argv = [OsString::from("sh"), OsString::from("-c"), OsString::from("true")];
-        let request = encode(&argv, &["A=1".into()], "/w", &[0x06, 0, 0, 0, 0, 0, 0xff, 0x7f]).unwrap();
-        let payload = nul_terminated(&["warden-run-2", "/w", "060000000000ff7f", "3", "sh", "-c", "true", "1", "A=1"]);
+        let request = encode(&argv, &["A=1".into()], "/w", &[0x06, 0, 0, 0, 0, 0, 0xff, 0x7f], Duration::from_secs(2)).unwrap();
+        let payload = nul_terminated(&["warden-run-3", "/w", "060000000000ff7f", "2000", "3", "sh", "-c", "true", "1", "A=1"]);
         assert_eq!(&request[..4], (payload.len() as u32).to_le_bytes());
         assert_eq!(&request[4..], payload);
     }
@@ -447,36 +435,41 @@ mod tests {
         fields.iter().flat_map(|f| f.bytes().chain([0])).collect()
     }
 
-    /// The runner's program, started on the host with a socket in `dir`, in
-    /// a PID namespace of its own as in a container (`inside`), or in this
-    /// process's, as a command of its container would be.
-    fn runner_in(dir: &std::path::Path, inside: bool) -> (std::process::Child, PathBuf) {
+    /// The runner's program, started on the host with an abstract socket of
+    /// its own name, in a PID namespace of its own as in a container
+    /// (`inside`), or in this process's, as a command of its container would be.
+    fn runner_in(dir: &std::path::Path, inside: bool) -> (std::process::Child, String) {
         use std::os::unix::fs::PermissionsExt;
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let program = dir.join("runner");
         std::fs::write(&program, PROGRAM).unwrap();
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let socket = dir.join("runner.sock");
+        let name = format!("warden-test-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         let mut command = if inside {
             let mut unshare = std::process::Command::new("unshare");
-            unshare.args(["--pid", "--fork", "--kill-child"]).arg(&program);
+            // Its own /proc too, as a container's: the runner finds its children there.
+            unshare.args(["--pid", "--fork", "--kill-child", "--mount-proc"]).arg(&program);
             unshare
         } else {
             std::process::Command::new(&program)
         };
-        let child = command.arg(&socket).spawn().unwrap();
+        let child = command.arg(format!("@{name}")).spawn().unwrap();
         for _ in 0..500 {
-            if UnixStream::connect(&socket).is_ok() {
+            if open(&name).is_some() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        (child, socket)
+        (child, name)
+    }
+
+    fn open(name: &str) -> Option<UnixStream> {
+        UnixStream::connect_addr(&std::os::unix::net::SocketAddr::from_abstract_name(name).ok()?).ok()
     }
 
     /// Sends `request` (with two pipes when `with_pipes`); the runner's answer and the command's stdout.
-    fn ask(socket: &std::path::Path, request: &[u8], with_pipes: bool) -> (String, String) {
-        use std::io::Read;
-        let mut conn = UnixStream::connect(socket).unwrap();
+    fn ask(socket: &str, request: &[u8], with_pipes: bool) -> (String, String) {
+        let mut conn = open(socket).unwrap();
         let mut stdout = String::new();
         // A runner that refuses may close before the request is all sent.
         if with_pipes {
@@ -486,10 +479,80 @@ mod tests {
         } else {
             let _ = conn.write_all(request);
         }
-        let _ = conn.shutdown(std::net::Shutdown::Write);
         let mut answer = String::new();
         conn.read_to_string(&mut answer).unwrap();
         (answer, stdout)
+    }
+
+    /// Whether a process of this machine has `marker` in its command line.
+    fn running(marker: &str) -> bool {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
+    }
+
+    fn shell(script: &str) -> Vec<OsString> {
+        ["/bin/sh", "-c", script].map(OsString::from).to_vec()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn no_process_outlives_its_command_and_the_runner_keeps_the_time_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path(), true);
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        let marker = |n: u32| format!("{}.{n}", 7000 + std::process::id() % 1000);
+        // Left in the background by a command that ends: ended with it.
+        let left = marker(1);
+        let request = encode(&shell(&format!("sleep {left} & setsid sleep {left} & echo started")), &[], "/", &filter, Duration::from_secs(30)).unwrap();
+        let (answer, stdout) = ask(&socket, &request, true);
+        assert!(answer.ends_with("\nexit 0\n") && stdout == "started\n", "{answer} {stdout}");
+        assert!(!running(&format!("sleep {left}")), "a background process outlived its command");
+        // Past its time: ended by the runner, with all it made.
+        let slow = marker(2);
+        let request = encode(&shell(&format!("sleep {slow} & sleep {slow}")), &[], "/", &filter, Duration::from_millis(300)).unwrap();
+        let started = std::time::Instant::now();
+        let (answer, _) = ask(&socket, &request, true);
+        assert!(answer.ends_with("\ntimeout\n"), "{answer}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(!running(&format!("sleep {slow}")));
+        // Warden gone (the connection closed): the command and all it made end.
+        let orphaned = marker(3);
+        let mut conn = open(&socket).unwrap();
+        let (_out, _err) = send(&conn, &encode(&shell(&format!("sleep {orphaned} & sleep {orphaned}")), &[], "/", &filter, Duration::from_secs(600)).unwrap()).unwrap();
+        let mut line = [0u8; 64];
+        let n = conn.read(&mut line).unwrap();
+        assert!(line[..n].starts_with(b"pid "), "{:?}", String::from_utf8_lossy(&line[..n]));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(running(&format!("sleep {orphaned}")));
+        drop(conn);
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !running(&format!("sleep {orphaned}"))
+        });
+        assert!(gone, "the command outlived Warden's connection");
+        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_command_cannot_signal_its_supervisor_the_runner_or_init() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path(), true);
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        // In the runner's PID namespace, the runner is 1 (it has no init of its own here).
+        let script = "for target in $PPID 1 -1; do kill -STOP $target 2>/dev/null && echo \"stopped $target\" || echo \"refused $target\"; done";
+        let (answer, stdout) = ask(&socket, &encode(&shell(script), &[], "/", &filter, Duration::from_secs(10)).unwrap(), true);
+        assert!(answer.ends_with("\nexit 0\n"), "{answer}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 3, "{stdout}");
+        assert!(lines.iter().all(|l| l.starts_with("refused ")), "{stdout}");
+        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
     }
 
     #[test]
@@ -503,29 +566,31 @@ mod tests {
         };
         let filter = crate::seccomp::program_bytes(false).unwrap();
         let hex: String = filter.iter().map(|b| format!("{b:02x}")).collect();
-        let cases: [(&[u8], bool, &str); 10] = [
+        let cases: [(&[u8], bool, &str); 11] = [
             (b"xx", false, "error short request\n"),
             (&(5u32 << 20).to_le_bytes(), false, "error request too long\n"),
-            (&framed(&["warden-run-9", "/", &hex, "1", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-1", "/", "1", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-2", "/", &hex, "999999", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-2", "/", &hex, "0", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-9", "/", &hex, "10", "1", "true", "0"]), true, "error malformed request\n"),
+            // The protocol before the runner kept the time limit.
+            (&framed(&["warden-run-2", "/", &hex, "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-3", "/", &hex, "soon", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-3", "/", &hex, "10", "999999", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-3", "/", &hex, "10", "0", "0"]), true, "error malformed request\n"),
             // Without a seccomp program, or with a broken one, nothing runs.
-            (&framed(&["warden-run-2", "/", "", "1", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-2", "/", &hex[2..], "1", "true", "0"]), true, "error malformed request\n"),
-            (&framed(&["warden-run-2", "/", &"zz".repeat(8), "1", "true", "0"]), true, "error malformed request\n"),
-            (&encode(&[OsString::from("true")], &[], "/", &filter).unwrap(), false, "error expected two descriptors\n"),
+            (&framed(&["warden-run-3", "/", "", "10", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-3", "/", &hex[2..], "10", "1", "true", "0"]), true, "error malformed request\n"),
+            (&framed(&["warden-run-3", "/", &"zz".repeat(8), "10", "1", "true", "0"]), true, "error malformed request\n"),
+            (&encode(&[OsString::from("true")], &[], "/", &filter, Duration::from_secs(1)).unwrap(), false, "error expected two descriptors\n"),
         ];
         for (request, with_pipes, expected) in cases {
             assert_eq!(ask(&socket, request, with_pipes).0, expected, "{request:?}");
         }
         let argv = ["/bin/sh", "-c", "echo \"$GREETING from $(pwd)\"; exit 4"].map(OsString::from);
-        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp", &filter).unwrap(), true);
+        let (answer, stdout) = ask(&socket, &encode(&argv, &["GREETING=hello".into()], "/tmp", &filter, Duration::from_secs(10)).unwrap(), true);
         assert_eq!(stdout, "hello from /tmp\n");
         assert!(answer.starts_with("pid ") && answer.ends_with("\nexit 4\n"), "{answer}");
         // The command runs under the filter and no_new_privs.
         let argv = ["/bin/sh", "-c", "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status"].map(OsString::from);
-        let (_, stdout) = ask(&socket, &encode(&argv, &[], "/", &filter).unwrap(), true);
+        let (_, stdout) = ask(&socket, &encode(&argv, &[], "/", &filter, Duration::from_secs(10)).unwrap(), true);
         assert_eq!(stdout, "NoNewPrivs:\t1\nSeccomp:\t2\n");
         assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
         let _ = runner.kill();
@@ -542,7 +607,7 @@ mod tests {
         let (mut runner, socket) = runner_in(dir.path(), false);
         let marker = dir.path().join("ran");
         let argv = ["/bin/sh", "-c", "touch \"$1\"", "sh"].map(OsString::from).into_iter().chain([marker.clone().into_os_string()]).collect::<Vec<_>>();
-        let request = encode(&argv, &[], "/", &crate::seccomp::program_bytes(false).unwrap()).unwrap();
+        let request = encode(&argv, &[], "/", &crate::seccomp::program_bytes(false).unwrap(), Duration::from_secs(10)).unwrap();
         let (answer, _) = ask(&socket, &request, true);
         assert_eq!(answer, "error the runner takes requests from Warden only\n");
         let (answer, _) = ask(&socket, b"\x15\0\0\0warden-listen-1\x003128\0", false);
@@ -565,19 +630,22 @@ mod tests {
     #[test]
     fn a_nul_byte_in_a_field_is_refused_not_sent() {
         let argv = [OsString::from("sh\0-c")];
-        assert!(encode(&argv, &[], "/", &[]).is_err());
-        assert!(encode(&[OsString::from("true")], &["A=\0".into()], "/", &[]).is_err());
-        assert!(encode(&[OsString::from("true")], &[], "/w\0", &[]).is_err());
+        let second = Duration::from_secs(1);
+        assert!(encode(&argv, &[], "/", &[], second).is_err());
+        assert!(encode(&[OsString::from("true")], &["A=\0".into()], "/", &[], second).is_err());
+        assert!(encode(&[OsString::from("true")], &[], "/w\0", &[], second).is_err());
     }
 
     #[test]
     fn answers_become_endings() {
         assert!(matches!(ending("exit 3\n"), Event::Exited(3)));
         assert!(matches!(ending("signal 9\n"), Event::Exited(137)));
+        assert!(matches!(ending("timeout\n"), Event::TimedOut));
+        assert!(matches!(ending("cancelled\n"), Event::Cancelled));
         let Event::Failed(e) = ending("error Resource temporarily unavailable\n") else { panic!() };
         assert_eq!(e.to_string(), "the container's runner could not start the command: Resource temporarily unavailable");
         let Event::Failed(e) = ending("") else { panic!() };
-        assert!(e.to_string().contains("the container stopped while the command ran"), "{e}");
+        assert!(e.to_string().contains("the command's supervisor in the container ended before the command did"), "{e}");
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! `probe tiocsti`: makes a new pty its controlling terminal and pushes a
 //! byte into its input (TIOCSTI), as the plain request and with high bits set.
 //! `probe raw`: opens a raw ICMP socket.
-//! `probe runner SOCKET ARGS...`: asks the container's runner at SOCKET to
-//! start ARGS, whole and well-formed, with its own stdout and stderr; prints
-//! the runner's answer.
+//! `probe runner @NAME ARGS...`: asks the container's runner at the abstract
+//! socket NAME to start ARGS, whole and well-formed, with its own stdout and
+//! stderr; prints the runner's answer. `probe bind @NAME`: tries to take
+//! that abstract name.
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -19,6 +20,8 @@ unsafe extern "C" {
     fn ptrace(request: i64, pid: i32, addr: usize, data: usize) -> i64;
     fn sendmsg(fd: i32, msg: *const MsgHdr, flags: i32) -> isize;
     fn setsid() -> i32;
+    fn getsid(pid: i32) -> i32;
+    fn getpid() -> i32;
     fn ioctl(fd: i32, request: u64, ...) -> i32;
     fn socket(domain: i32, kind: i32, protocol: i32) -> i32;
 }
@@ -59,8 +62,12 @@ fn main() {
             println!("raw {fd} errno {}", if fd < 0 { errno() } else { 0 });
         }
         Some("runner") => println!("{}", ask_runner(&args[1], &args[2..]).unwrap_or_else(|e| format!("failed: {e}"))),
+        Some("bind") => match abstract_address(&args[1]).and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a)) {
+            Ok(_) => println!("bound"),
+            Err(e) => println!("failed: {e}"),
+        },
         _ => {
-            eprintln!("usage: probe unix PATH | ptrace | tiocsti | raw | runner SOCKET ARGS...");
+            eprintln!("usage: probe unix PATH | ptrace | tiocsti | raw | runner @NAME ARGS... | bind @NAME");
             std::process::exit(2);
         }
     }
@@ -74,8 +81,9 @@ fn errno() -> i32 {
 /// would allow: only a filter refuses it.
 fn tiocsti() {
     use std::fs::OpenOptions;
-    // SAFETY: no pointers; the command's shell leads the process group, not this.
-    if unsafe { setsid() } < 0 {
+    // SAFETY: no pointers. A session of its own, unless it leads one already
+    // (the first process of a command the container's runner started does).
+    if unsafe { setsid() } < 0 && unsafe { getsid(0) != getpid() } {
         return println!("setsid errno {}", errno());
     }
     let master = OpenOptions::new().read(true).write(true).open("/dev/ptmx").expect("/dev/ptmx");
@@ -95,12 +103,12 @@ fn tiocsti() {
     }
 }
 
-/// A `warden-run-2` request for `argv` with a seccomp program that allows
+/// A `warden-run-3` request for `argv` with a seccomp program that allows
 /// everything, sent with descriptors 1 and 2; the runner's answer.
 fn ask_runner(socket: &str, argv: &[String]) -> std::io::Result<String> {
     let mut payload = Vec::new();
     let allow_all = "060000000000ff7f".to_owned();
-    let fields = ["warden-run-2".to_owned(), "/".to_owned(), allow_all, argv.len().to_string()]
+    let fields = ["warden-run-3".to_owned(), "/".to_owned(), allow_all, "60000".to_owned(), argv.len().to_string()]
         .into_iter()
         .chain(argv.iter().cloned())
         .chain(["0".to_owned()]);
@@ -110,7 +118,7 @@ fn ask_runner(socket: &str, argv: &[String]) -> std::io::Result<String> {
     }
     let mut request = (payload.len() as u32).to_le_bytes().to_vec();
     request.extend_from_slice(&payload);
-    let mut conn = UnixStream::connect(socket)?;
+    let mut conn = UnixStream::connect_addr(&abstract_address(socket)?)?;
     // Header (16 bytes on 64-bit Linux), then two descriptors.
     let mut control = [0u64; 4];
     let header = 16;
@@ -147,4 +155,11 @@ fn ask_runner(socket: &str, argv: &[String]) -> std::io::Result<String> {
     let mut answer = String::new();
     conn.read_to_string(&mut answer)?;
     Ok(answer.trim_end().to_owned())
+}
+
+/// `@NAME` as an abstract socket address.
+fn abstract_address(name: &str) -> std::io::Result<std::os::unix::net::SocketAddr> {
+    use std::os::linux::net::SocketAddrExt;
+    let name = name.strip_prefix('@').ok_or_else(|| std::io::Error::other("an abstract name begins with @"))?;
+    std::os::unix::net::SocketAddr::from_abstract_name(name)
 }
