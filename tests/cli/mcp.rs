@@ -610,12 +610,13 @@ fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
 }
 
 #[test]
-fn run_command_uses_one_container_for_the_servers_life() {
+fn run_command_uses_one_container_for_the_clients_life() {
     let f = Fixture::new();
     let container = "  shell:\n    backend: container\n    container: { image: \"localhost/warden-busybox:1\", engine: podman }\n";
     f.file("policy.yaml", &super::POLICY.replace("sandbox:\n", &format!("sandbox:\n{container}")));
+    super::containers::give_to_user(&f, &["portfolio", "pipeline"]);
     let (mut c, _) = Client::connect(&f, OLD, &[]);
-    let name = format!("warden-mcp-{}", c.child.id());
+    let name = format!("warden-mcp-c0-{}", c.child.id());
     let first = c.call("run_command", json!({ "command": "echo kept > /tmp/state; pwd; echo x > /pipeline/x.md" }));
     let result = ok(&first);
     assert_eq!((result["stdout"].clone(), result["exit_code"].clone(), result["sandboxed"].clone()), (json!("/portfolio\n"), json!(1), json!(true)));
@@ -624,7 +625,7 @@ fn run_command_uses_one_container_for_the_servers_life() {
     assert_eq!(ok(&c.call("run_command", json!({ "command": "pwd", "cwd": "/pipeline" })))["stdout"], "/pipeline\n");
     let exists = |name: &str| Command::new("podman").args(["container", "exists", name]).status().unwrap().success();
     assert!(exists(&name), "{}", server_log(&f));
-    // The client goes away: the server ends and its container with it.
+    // The client goes away: the server ends, and the client's container with it.
     c.stdin = None;
     let _ = c.child.wait();
     assert!(!exists(&name), "left behind: {}", server_log(&f));

@@ -290,6 +290,47 @@ fn a_sandboxed_command_that_reaches_the_port_gets_401_and_cannot_read_the_token(
 }
 
 #[test]
+fn each_client_session_gets_a_container_of_its_own_removed_with_the_session() {
+    let f = Fixture::new();
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell:\n    backend: container\n    container: { image: \"localhost/warden-busybox:1\", engine: podman }\n",
+    );
+    super::containers::give_to_user(&f, &["portfolio"]);
+    let server = Server::start(&f, &[]);
+    let open = || {
+        let (_, headers, _) = server.post(&[], &initialize().to_string());
+        let session = header(&headers, "mcp-session-id").unwrap().to_owned();
+        server.post(&[("Mcp-Session-Id", &session)], &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string());
+        session
+    };
+    let run = |session: &str, command: &str| -> Value {
+        let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "run_command", "arguments": { "command": command } } });
+        let answer = server.rpc(Some(session), call);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        answer["result"]["structuredContent"].clone()
+    };
+    let (alice, bob) = (open(), open());
+    // What one client leaves in /tmp, or runs, the other does not see.
+    assert_eq!(run(&alice, "echo alice > /tmp/mine; cat /tmp/mine")["stdout"], "alice\n");
+    assert_eq!(run(&bob, "cat /tmp/mine 2>&1; echo bob > /tmp/mine")["stdout"], "cat: can't open '/tmp/mine': No such file or directory\n");
+    assert_eq!(run(&alice, "cat /tmp/mine")["stdout"], "alice\n");
+    let ours = || -> Vec<String> {
+        let out = Command::new("podman").args(["ps", "-a", "--format", "{{.Names}}"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter(|n| n.ends_with(&format!("-{}", server.child.id()))).map(str::to_owned).collect()
+    };
+    assert_eq!(ours().len(), 2, "{:?}", ours());
+    // A session ended takes its container with it; the other stays.
+    assert_eq!(server.send("DELETE", &[("Mcp-Session-Id", &alice), ("MCP-Protocol-Version", "2025-11-25")], "").0, 204);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while ours().len() != 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(ours().len(), 1, "{:?}", ours());
+    assert_eq!(run(&bob, "cat /tmp/mine")["stdout"], "bob\n");
+}
+
+#[test]
 fn a_token_file_others_may_read_or_inside_a_mount_is_refused() {
     let f = Fixture::new();
     let policy = f.path("policy.yaml");

@@ -37,11 +37,13 @@ struct Shared {
     clients: AtomicU64,
 }
 
-/// One client's approval sessions, one per worker used, for one catalogue.
+/// One client's approval sessions, one per worker used, and its own
+/// container for commands, for one catalogue.
 #[derive(Default)]
 struct Sessions {
     generation: u64,
     by_worker: HashMap<Option<String>, Arc<ClientSession>>,
+    shell: Option<Arc<warden_shell::ShellSandbox>>,
 }
 
 /// One client's view of the server: the shared catalogue and its own approvals.
@@ -51,6 +53,8 @@ pub struct WardenMcp {
     sessions: Arc<Mutex<Sessions>>,
     /// This connection or HTTP session, for the states of its questions.
     client: Arc<str>,
+    /// The client's number: its container's name has it.
+    number: u64,
 }
 
 impl WardenMcp {
@@ -77,8 +81,8 @@ impl WardenMcp {
     /// Cheap: over stateless HTTP every request is a new client. Its sessions
     /// are made when a call first needs one.
     fn for_client(shared: Arc<Shared>) -> Result<WardenMcp, String> {
-        let client = format!("client-{}", shared.clients.fetch_add(1, Ordering::Relaxed)).into();
-        Ok(WardenMcp { shared, sessions: Arc::default(), client })
+        let number = shared.clients.fetch_add(1, Ordering::Relaxed);
+        Ok(WardenMcp { shared, sessions: Arc::default(), client: format!("client-{number}").into(), number })
     }
 
     /// Swaps in a new offer (a changed policy) and tells the clients. Their
@@ -109,17 +113,9 @@ impl WardenMcp {
         self.shared.catalogue.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// This client's session for `worker` under `catalogue`, made when first
-    /// needed. A catalogue older than the client's sessions is no longer
-    /// served: nothing runs under the old policy's mounts.
+    /// This client's session for `worker` under `catalogue`, made when first needed.
     fn session(&self, catalogue: &Catalogue, worker: Option<&str>) -> Result<Arc<ClientSession>, String> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if catalogue.generation < sessions.generation || catalogue.generation != *self.shared.generation.borrow() {
-            return Err("the policy changed while this call waited; call the tool again".to_owned());
-        }
-        if sessions.generation != catalogue.generation {
-            *sessions = Sessions { generation: catalogue.generation, by_worker: HashMap::new() };
-        }
+        let mut sessions = self.sessions_under(catalogue)?;
         let key = worker.map(str::to_owned);
         if let Some(session) = sessions.by_worker.get(&key) {
             return Ok(session.clone());
@@ -127,6 +123,28 @@ impl WardenMcp {
         let session = Arc::new(ClientSession::new((catalogue.offer.new_session)(worker)?));
         sessions.by_worker.insert(key, session.clone());
         Ok(session)
+    }
+
+    /// The sandbox this client's commands run in, under `catalogue`: made on
+    /// its first command when each client has a container of its own.
+    fn client_shell(&self, catalogue: &Catalogue, shell: &crate::ShellTool) -> Result<Arc<warden_shell::ShellSandbox>, String> {
+        let mut sessions = self.sessions_under(catalogue)?;
+        shell.sandbox_for(self.number, &mut sessions.shell)
+    }
+
+    /// This client's sessions and container under `catalogue`, the one
+    /// served: those of an earlier catalogue go (a reload ends them), and a
+    /// catalogue no longer served is refused, so that nothing runs under the
+    /// old policy's mounts.
+    fn sessions_under(&self, catalogue: &Catalogue) -> Result<std::sync::MutexGuard<'_, Sessions>, String> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if catalogue.generation < sessions.generation || catalogue.generation != *self.shared.generation.borrow() {
+            return Err("the policy changed while this call waited; call the tool again".to_owned());
+        }
+        if sessions.generation != catalogue.generation {
+            *sessions = Sessions { generation: catalogue.generation, ..Sessions::default() };
+        }
+        Ok(sessions)
     }
 
     /// Who may answer this call's approval requests: answers given in
@@ -187,7 +205,15 @@ impl WardenMcp {
             });
         }
         if name == shell_tool::NAME {
-            return blocking(move || catalogue.offer.shell.as_ref().expect("a listed run_command").call(request.arguments, &cancel)).await;
+            let this = self.clone();
+            return blocking(move || {
+                let shell = catalogue.offer.shell.as_ref().expect("a listed run_command");
+                match this.client_shell(&catalogue, shell) {
+                    Ok(sandbox) => shell.call(&sandbox, request.arguments, &cancel),
+                    Err(message) => refused(format!("warden: {message}")),
+                }
+            })
+            .await;
         }
         let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
         let worker = components.get(&name).and_then(crate::Components::worker_of).map(str::to_owned);

@@ -1,5 +1,9 @@
-//! `run_command`: a shell command in the OS sandbox (bubblewrap), one
-//! `ShellSandbox` for the server's life. Offered when the policy has `shell:`.
+//! `run_command`: a shell command in the OS sandbox. Offered when the policy
+//! has `shell:`. Under bubblewrap every command gets a sandbox of its own, so
+//! one `ShellSandbox` serves every client; a container lives on between
+//! commands, so each client session gets one of its own, made on its first
+//! command and removed with the session, unless the operator names a kept
+//! sandbox for all of them (`warden mcp --sandbox`).
 
 use std::ffi::OsString;
 use std::sync::atomic::AtomicBool;
@@ -19,11 +23,21 @@ pub const NAME: &str = "run_command";
 /// The longest a command may run when the policy sets no `limits.timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The sandbox commands run in, and their time ceiling.
+/// Makes a client's own container sandbox; its argument numbers the client.
+pub type PerClient = Box<dyn Fn(u64) -> Result<ShellSandbox, String> + Send + Sync>;
+
+/// Where commands run, and their time ceiling.
 pub struct ShellTool {
-    sandbox: Arc<ShellSandbox>,
+    commands: Commands,
     ceiling: Duration,
     pub definition: Tool,
+}
+
+enum Commands {
+    /// Shared by every client: bubblewrap, or a kept container named on purpose.
+    Shared(Arc<ShellSandbox>),
+    /// A container for each client, made by this on its first command.
+    PerClient(PerClient),
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -53,8 +67,18 @@ pub struct CommandResult {
 }
 
 impl ShellTool {
-    pub fn new(sandbox: ShellSandbox, ceiling: Option<Duration>, network: bool) -> ShellTool {
+    /// One sandbox for every client. `writes`: commands may write somewhere.
+    pub fn shared(sandbox: ShellSandbox, ceiling: Option<Duration>, network: bool) -> ShellTool {
         let writes = sandbox.plan().binds.iter().any(|b| b.writable);
+        ShellTool::with(Commands::Shared(Arc::new(sandbox)), writes, ceiling, network)
+    }
+
+    /// A container of its own for each client, made by `make`.
+    pub fn per_client(make: PerClient, writes: bool, ceiling: Option<Duration>, network: bool) -> ShellTool {
+        ShellTool::with(Commands::PerClient(make), writes, ceiling, network)
+    }
+
+    fn with(commands: Commands, writes: bool, ceiling: Option<Duration>, network: bool) -> ShellTool {
         let hints = ToolAnnotations::new().read_only(false).destructive(writes).idempotent(false).open_world(network);
         let definition = Tool::new(
             NAME,
@@ -64,13 +88,27 @@ impl ShellTool {
         )
         .with_raw_output_schema(schema_for_output::<CommandResult>())
         .with_annotations(hints);
-        ShellTool { sandbox: Arc::new(sandbox), ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition }
+        ShellTool { commands, ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition }
+    }
+
+    /// The sandbox client `client` runs its commands in: the shared one, or
+    /// `own` (the client's), made now if it has none yet.
+    pub fn sandbox_for(&self, client: u64, own: &mut Option<Arc<ShellSandbox>>) -> Result<Arc<ShellSandbox>, String> {
+        match &self.commands {
+            Commands::Shared(sandbox) => Ok(sandbox.clone()),
+            Commands::PerClient(make) => {
+                if own.is_none() {
+                    *own = Some(Arc::new(make(client)?));
+                }
+                Ok(own.clone().expect("made above"))
+            }
+        }
     }
 
     /// Runs the command, blocking. A time-out, output past the cap or a
     /// sandbox that cannot be set up is `isError`; a command's own failure is
     /// its exit code.
-    pub fn call(&self, arguments: Option<JsonObject>, cancel: &AtomicBool) -> CallToolResult {
+    pub fn call(&self, sandbox: &ShellSandbox, arguments: Option<JsonObject>, cancel: &AtomicBool) -> CallToolResult {
         let args: RunCommandArgs = match crate::args::parse(NAME, arguments) {
             Ok(args) => args,
             Err(message) => return refused(message),
@@ -83,7 +121,7 @@ impl ShellTool {
             None => self.ceiling,
         };
         let argv: Vec<OsString> = ["/bin/sh", "-c", &args.command].iter().map(OsString::from).collect();
-        match self.sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
+        match sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
             Err(e) => refused(format!("warden: {e}")),
             Ok(result) => {
                 // Past a limit (its time, or the output cap) is an error, as for components.

@@ -303,6 +303,12 @@ pub struct McpArgs {
     /// Tool calls that may run at once, over all clients; the rest wait [default: the number of cores].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: Option<u32>,
+    /// Run every client's `run_command` in the kept container sandbox NAME (see
+    /// `warden sandbox`), started now with the policy's settings if it does not run.
+    /// Without it, under `backend: container` each client gets a container of its
+    /// own, made on its first command and removed with its session.
+    #[arg(long, value_name = "NAME")]
+    pub sandbox: Option<String>,
     /// Look at the policy file and its components twice a second: a change is
     /// validated and swapped in, and clients are told the tool list changed;
     /// a policy that cannot be used keeps the old one. Without it the tool

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Components, HttpOptions, Offer, Reloader, SessionFactory, ShellTool, Token, WardenMcp};
+use warden_mcp::{Components, HttpOptions, Offer, PerClient, Reloader, SessionFactory, ShellTool, Token, WardenMcp};
 use warden_shell::container::Owner;
 use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 use warden_wasm::{Runtime, RuntimeOptions};
@@ -40,6 +40,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         None => warden_mcp::run_stdio(server, reloader),
         Some(options) => warden_mcp::run_http(server, options, reloader),
     };
+    // Its clients' containers go with the server.
+    warden_shell::container::remove_own();
     served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }
 
@@ -86,23 +88,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
         }
         Some(components)
     };
-    let worker = args.worker.clone();
-    // One shell sandbox for the server's life, over the sandbox in effect of a
-    // session nobody answers: mounts that need approval are hidden or read-only.
-    let shell = if policy.shell_section {
-        let session = ApprovalSession::open(&policy, worker.as_deref(), Box::new(DenyAll), None)?;
-        let container = ContainerName { name: "mcp".into(), owner: Owner::ThisProcess };
-        let mut shell_policy = policy.clone().with_network_of(worker.as_deref());
-        // `read: all` shows the whole host to commands: the token file stays hidden.
-        if let Some(file) = args.token_file.as_deref().and_then(|f| f.canonicalize().ok()) {
-            shell_policy.shell.deny_read.push(file.display().to_string());
-        }
-        let sandbox = ShellSandbox::with_options(&shell_policy, session.sandbox()?, ProcessCap::start()?, container)
-            .map_err(|e| Failure::usage(format!("warden: {e}")))?;
-        Some(ShellTool::new(sandbox, policy.limits.timeout, !shell_policy.network.is_off()))
-    } else {
-        None
-    };
+    let shell = if policy.shell_section { Some(shell_tool(args, &policy)?) } else { None };
     let mut files = vec![policy.file.clone()];
     files.extend(policy.tools.values().map(|t| t.component.clone()));
     let file_tools = policy.mcp.file_tools;
@@ -118,4 +104,41 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
     Ok((Offer { file_tools, worker: args.worker.clone(), components, shell, answers_in_advance, new_session }, files))
+}
+
+/// `run_command`'s sandbox, over the sandbox in effect of a session nobody
+/// answers (mounts that need approval are hidden or read-only): one for every
+/// client under bubblewrap or with `--sandbox`, else a container for each client.
+fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellTool, Failure> {
+    let worker = args.worker.clone();
+    let mut shell_policy = policy.clone().with_network_of(worker.as_deref());
+    // `read: all` shows the whole host to commands: the token file stays hidden.
+    if let Some(file) = args.token_file.as_deref().and_then(|f| f.canonicalize().ok()) {
+        shell_policy.shell.deny_read.push(file.display().to_string());
+    }
+    let network = !shell_policy.network.is_off();
+    let in_effect = move |policy: &warden_policy::Policy| ApprovalSession::open(policy, worker.as_deref(), Box::new(DenyAll), None)?.sandbox();
+    let fs = in_effect(&shell_policy)?;
+    let shared = |container: ContainerName| {
+        ShellSandbox::with_options(&shell_policy, fs.try_clone()?, ProcessCap::start()?, container).map_err(|e| Failure::usage(format!("warden: {e}")))
+    };
+    let ceiling = policy.limits.timeout;
+    Ok(match (&shell_policy.shell.container, &args.sandbox) {
+        (None, Some(_)) => return Err(Failure::usage("--sandbox names a kept container sandbox; this policy has no `shell: { backend: container }`")),
+        (None, None) => ShellTool::shared(shared(ContainerName::default())?, ceiling, network),
+        (Some(_), Some(name)) => {
+            crate::sandbox_cmd::check_name(name)?;
+            ShellTool::shared(shared(ContainerName { name: name.clone(), owner: Owner::Kept })?, ceiling, network)
+        }
+        (Some(_), None) => {
+            let writes = !fs.writable_roots().is_empty();
+            let make: PerClient = Box::new(move |client| {
+                let fs = in_effect(&shell_policy).map_err(|e| e.to_string())?;
+                let container = ContainerName { name: format!("mcp-c{client}"), owner: Owner::ThisProcess };
+                let cap = ProcessCap::start().map_err(|e| e.to_string())?;
+                ShellSandbox::with_options(&shell_policy, fs, cap, container).map_err(|e| e.to_string())
+            });
+            ShellTool::per_client(make, writes, ceiling, network)
+        }
+    })
 }

@@ -68,6 +68,17 @@ fn live() -> &'static Mutex<HashMap<String, Weak<Running>>> {
     LIVE.get_or_init(Default::default)
 }
 
+/// Removes every container of this process's still in use (a server that
+/// stops: its clients' containers go with it, whoever still holds them).
+pub fn remove_own() {
+    let running: Vec<Arc<Running>> = live().lock().unwrap_or_else(|p| p.into_inner()).values().filter_map(Weak::upgrade).collect();
+    for container in running.iter().filter(|r| r.owner == Owner::ThisProcess) {
+        if let Err(e) = container.remove() {
+            eprintln!("warden: {e}");
+        }
+    }
+}
+
 impl ContainerSandbox {
     /// Starts the container, or reuses a healthy one of the same name and
     /// settings; first removes Warden's containers whose owner is gone.
@@ -166,6 +177,7 @@ impl ContainerSandbox {
             })
         })?;
         let running = Arc::new(running);
+        paths_taken(&running.covered());
         live.insert(name, Arc::downgrade(&running));
         Ok(ContainerSandbox { running })
     }
@@ -334,9 +346,51 @@ impl Running {
         } else {
             block_on(lifecycle::remove(&self.engine, &self.name))
         };
-        crate::run::remove_placeholders(&self.settings.placeholders);
+        let unused = paths_released(&self.covered());
+        let ours: Vec<std::path::PathBuf> = self.settings.placeholders.iter().filter(|p| unused.contains(p)).cloned().collect();
+        crate::run::remove_placeholders(&ours);
         result
     }
+}
+
+impl Running {
+    /// The host paths its shield covers: a placeholder another container of
+    /// this process made may be among them (it found it there, as a file).
+    fn covered(&self) -> Vec<std::path::PathBuf> {
+        self.settings.covers.iter().map(|c| c.path.clone()).chain(self.settings.placeholders.iter().cloned()).collect()
+    }
+}
+
+/// How many containers of this process cover each path: clients' containers
+/// over the same folders share the placeholders the first one made, and one
+/// goes only with the last container that covers it.
+fn path_users() -> &'static Mutex<HashMap<std::path::PathBuf, usize>> {
+    static USERS: OnceLock<Mutex<HashMap<std::path::PathBuf, usize>>> = OnceLock::new();
+    USERS.get_or_init(Default::default)
+}
+
+fn paths_taken(paths: &[std::path::PathBuf]) {
+    let mut users = path_users().lock().unwrap_or_else(|p| p.into_inner());
+    for path in paths.iter().collect::<std::collections::BTreeSet<_>>() {
+        *users.entry(path.clone()).or_default() += 1;
+    }
+}
+
+/// Of `paths`, those no other container of this process covers any more.
+fn paths_released(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let distinct: std::collections::BTreeSet<&std::path::PathBuf> = paths.iter().collect();
+    let mut users = path_users().lock().unwrap_or_else(|p| p.into_inner());
+    let mut released = Vec::new();
+    for path in distinct {
+        match users.get_mut(path) {
+            Some(count) if *count > 1 => *count -= 1,
+            _ => {
+                users.remove(path);
+                released.push(path.clone());
+            }
+        }
+    }
+    released
 }
 
 impl Drop for Running {
