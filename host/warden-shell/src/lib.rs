@@ -14,6 +14,7 @@ mod output;
 mod pids;
 mod plan;
 mod probe;
+mod repos;
 mod run;
 mod sandbox;
 pub mod seatbelt;

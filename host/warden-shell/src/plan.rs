@@ -25,6 +25,14 @@ pub const PROTECTED: &[&str] = &[
     ".mcp.json",
     ".vscode",
     ".idea",
+    // Agents' and editors' settings run commands (Claude Code's hooks, Codex's
+    // and Cursor's rules and MCP servers); git runs Husky's hooks
+    // (core.hooksPath) and the pre-commit hook runs its config's commands.
+    ".claude",
+    ".codex",
+    ".cursor",
+    ".husky",
+    ".pre-commit-config.yaml",
 ];
 
 /// The system's runtime folders, read-only by default (compilers, git and interpreters need them).

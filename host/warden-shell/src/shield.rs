@@ -35,7 +35,20 @@ pub struct Shield {
 }
 
 impl Shield {
+    /// The shield for `plan` as the host is now, with the repositories nested
+    /// in its writable mounts (`repos.rs`) looked for.
     pub fn for_plan(plan: &ExecPlan) -> Result<Shield, ShellError> {
+        let nested: Vec<PathBuf> = plan.binds.iter().filter(|b| b.writable).flat_map(|b| crate::repos::protected_below(&b.host)).collect();
+        Shield::with_protected(plan, &nested)
+    }
+
+    /// The shield for `plan`'s own lists, without looking for nested
+    /// repositories: what every container of the plan covers from its start.
+    pub fn of_lists(plan: &ExecPlan) -> Result<Shield, ShellError> {
+        Shield::with_protected(plan, &[])
+    }
+
+    fn with_protected(plan: &ExecPlan, more: &[PathBuf]) -> Result<Shield, ShellError> {
         let mut shield = Shield::default();
         for path in &plan.denied {
             let Some(real) = followed(path, &plan.binds, Guard::Hide, &mut Vec::new())? else { continue };
@@ -45,7 +58,7 @@ impl Shield {
                 Err(_) => {}
             }
         }
-        for path in &plan.protected {
+        for path in plan.protected.iter().chain(more) {
             let Some(real) = followed(path, &plan.binds, Guard::Protect, &mut shield.links)? else { continue };
             let Some(bind) = deepest_bind(&real, &plan.binds).filter(|b| b.writable) else { continue };
             shield.protect(&real, &bind.host);

@@ -237,6 +237,21 @@ fn a_fresh_repo_and_shell_rc_files_cannot_be_planted() {
 }
 
 #[test]
+fn agent_settings_hooks_submodules_and_nested_repositories_cannot_be_planted() {
+    let p = Project::new();
+    with_repositories(&p, "proj");
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, &plant());
+    assert_nothing_planted(&p, "proj");
+    assert!(r.ok(), "{r:?}");
+    assert!(sh(&s, "echo ok > apps/web/.git/HEAD").ok());
+    assert_eq!(p.read("proj/apps/web/.git/HEAD").as_deref(), Some("ok\n"));
+    // A repository a command makes later is its own work: it does not stop the container.
+    assert!(sh(&s, "mkdir -p fresh/.git/hooks && echo x > fresh/.git/config").ok());
+    assert_eq!(sh(&s, "echo still served").stdout, "still served\n");
+}
+
+#[test]
 fn a_protected_or_denied_file_replaced_or_made_on_the_host_stops_the_next_command() {
     let p = Project::new();
     p.file("proj/.git/config", "[core]\n");

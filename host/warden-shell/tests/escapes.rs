@@ -80,6 +80,18 @@ fn read_all_still_hides_wardens_own_folder_and_absolute_deny_read_entries() {
 }
 
 #[test]
+fn agent_settings_hooks_submodules_and_nested_repositories_cannot_be_planted() {
+    let p = Project::new();
+    with_repositories(&p, "proj");
+    let r = p.sh(&plant());
+    assert_nothing_planted(&p, "proj");
+    assert!(r.ok(), "{r:?}");
+    // The rest of a nested repository stays writable.
+    assert!(p.sh("echo ok > apps/web/.git/HEAD && echo ok > apps/web/src.txt").ok());
+    assert_eq!(p.read("proj/apps/web/.git/HEAD").as_deref(), Some("ok\n"));
+}
+
+#[test]
 fn a_symlink_made_inside_a_mount_cannot_lead_out() {
     let p = Project::new();
     let secret = host(&p.path("outside/secret.txt"));

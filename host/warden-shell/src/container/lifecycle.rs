@@ -102,7 +102,9 @@ pub fn shield_holds(settings: &ExecSettings) -> Result<(), ShellError> {
             return changed(&cover.path);
         }
     }
-    let now = crate::shield::Shield::for_plan(&settings.plan)?;
+    // A repository made since the start (by a command, say) is not asked for:
+    // it was never covered, and is no reason to stop the container.
+    let now = crate::shield::Shield::of_lists(&settings.plan)?;
     for path in now.covered() {
         if !settings.covers.iter().any(|c| c.path == path) {
             return changed(path);

@@ -76,3 +76,48 @@ pub fn assert_no_secret(result: &ExecutionResult) {
 pub fn host(path: &Path) -> String {
     path.to_str().unwrap().to_owned()
 }
+
+/// The places where a command could plant code that runs later on the host,
+/// beyond the root's `.git/hooks` and `.git/config`: agents' and editors'
+/// settings, Husky's hooks, pre-commit's config, submodules' git folders, and
+/// a nested repository's hooks, config and settings. Each is tried, and each
+/// must be unchanged (or absent) on the host after.
+pub const PLANTED: &[&str] = &[
+    ".claude/settings.json",
+    ".codex/config.toml",
+    ".cursor/mcp.json",
+    ".husky/pre-commit",
+    ".pre-commit-config.yaml",
+    ".git/modules/lib/hooks/post-checkout",
+    ".git/modules/lib/config",
+    "apps/web/.git/hooks/pre-commit",
+    "apps/web/.git/config",
+    "apps/web/.vscode/tasks.json",
+    "apps/web/.claude/settings.json",
+];
+
+/// A project with a submodule's git folder and a nested repository, as `plant` expects.
+pub fn with_repositories(p: &Project, root: &str) {
+    p.file(&format!("{root}/.git/modules/lib/config"), "[core]\n");
+    std::fs::create_dir_all(p.path(&format!("{root}/.git/modules/lib/hooks"))).unwrap();
+    p.file(&format!("{root}/apps/web/.git/config"), "[core]\n");
+    std::fs::create_dir_all(p.path(&format!("{root}/apps/web/.git/hooks"))).unwrap();
+}
+
+/// A script that tries to write every one of [`PLANTED`], then a control file.
+pub fn plant() -> String {
+    let tries: Vec<String> = PLANTED
+        .iter()
+        .map(|p| format!("mkdir -p \"$(dirname {p})\" 2>/dev/null; echo 'evil' >> {p} 2>/dev/null"))
+        .collect();
+    format!("{}; echo ran > control.txt", tries.join("; "))
+}
+
+/// Each of [`PLANTED`] below `root` on the host holds no `evil`.
+pub fn assert_nothing_planted(p: &Project, root: &str) {
+    for planted in PLANTED {
+        let content = std::fs::read_to_string(p.path(&format!("{root}/{planted}"))).unwrap_or_default();
+        assert!(!content.contains("evil"), "{planted} was planted: {content:?}");
+    }
+    assert_eq!(p.read(&format!("{root}/control.txt")).as_deref(), Some("ran\n"), "the command did not run");
+}
