@@ -771,6 +771,100 @@ fn without_limits_in_the_policy_a_container_gets_one_gib_no_swap_one_cpu_and_no_
     assert!(r.stdout == "written\n" || r.stderr.contains("Permission denied"), "{r:?}");
 }
 
+#[test]
+fn commands_run_as_root_only_when_the_policy_says_so() {
+    let p = Project::new();
+    let policy = |user: &str| {
+        format!(
+            "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n  shell:\n    backend: container\n    container: {{ image: \"{IMAGE}\", engine: {}{user} }}\n",
+            engine()
+        )
+    };
+    // A writable mount of root's: refused unless the policy names a user.
+    std::fs::write(p.path("policy.yaml"), policy("")).unwrap();
+    let loaded = warden_policy::load(&p.path("policy.yaml")).unwrap();
+    let fs = warden_fs::Sandbox::open_for(&loaded, None).unwrap();
+    let name = ContainerName { name: "rootcheck".into(), owner: Owner::ThisProcess };
+    let err = ShellSandbox::with_options(&loaded, fs, warden_shell::ProcessCap::start().unwrap(), name).err().expect("refused");
+    assert_eq!(
+        err.to_string(),
+        "the writable mount /proj belongs to root, and a container's commands run as root only when the policy says so \
+         (shell.container.user: root); give the folder to another user, or name one there (shell.container.user: UID:GID)"
+    );
+    // Said on purpose, root it is; a uid, that uid.
+    for (user, id) in [(", user: root", "0"), (", user: \"4242:4242\"", "4242")] {
+        std::fs::write(p.path("policy.yaml"), policy(user)).unwrap();
+        let loaded = warden_policy::load(&p.path("policy.yaml")).unwrap();
+        let fs = warden_fs::Sandbox::open_for(&loaded, None).unwrap();
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = ContainerName { name: format!("userset{}", N.fetch_add(1, Ordering::Relaxed)), owner: Owner::ThisProcess };
+        let s = ShellSandbox::with_options(&loaded, fs, warden_shell::ProcessCap::start().unwrap(), name).unwrap();
+        assert_eq!(sh(&s, "id -u").stdout, format!("{id}\n"));
+    }
+}
+
+#[test]
+fn the_images_own_entrypoint_never_starts() {
+    // An image whose entrypoint would take Warden's command as its arguments.
+    let image = format!("localhost/warden-test-entrypoint:{}", std::process::id());
+    let build = std::env::temp_dir().join(format!("warden-entrypoint-{}", std::process::id()));
+    std::fs::create_dir_all(&build).unwrap();
+    std::fs::write(build.join("Containerfile"), format!("FROM {IMAGE}\nENTRYPOINT [\"/bin/sh\", \"-c\", \"echo hijacked > /tmp/entry; sleep 1000\"]\n")).unwrap();
+    let (built, out) = podman(&["build", "-q", "-t", &image, "-f", build.join("Containerfile").to_str().unwrap(), build.to_str().unwrap()]);
+    assert!(built, "{out}");
+    let p = Project::new();
+    let s = start_named(&policy_of("64MiB", "", "").replace(IMAGE, &image), &p, None);
+    let r = sh(&s, "cat /tmp/entry 2>&1; tr '\\0' ' ' < /proc/$PPID/cmdline");
+    assert_eq!(r.stdout, "cat: can't open '/tmp/entry': No such file or directory\n/.warden/runner @warden-runner ", "{r:?}");
+    drop(s);
+    podman(&["rmi", "-f", &image]);
+}
+
+#[test]
+fn a_read_only_mount_with_another_file_system_inside_is_refused() {
+    // The engines bind a folder read-only at its top only: a tmpfs mounted
+    // inside it on the host would be writable in the container.
+    let p = Project::new();
+    std::fs::create_dir_all(p.path("docs/cache")).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "none"]).arg(p.path("docs/cache")).status().unwrap();
+    assert!(mounted.success(), "this test mounts a tmpfs (it runs as root in CI)");
+    give_to_user(&p);
+    std::fs::write(p.path("policy.yaml"), policy_of("64MiB", "", "")).unwrap();
+    let loaded = warden_policy::load(&p.path("policy.yaml")).unwrap();
+    let fs = warden_fs::Sandbox::open_for(&loaded, None).unwrap();
+    let name = ContainerName { name: "nested".into(), owner: Owner::ThisProcess };
+    let err = ShellSandbox::with_options(&loaded, fs, warden_shell::ProcessCap::start().unwrap(), name).err().map(|e| e.to_string());
+    let _ = Command::new("umount").arg(p.path("docs/cache")).status();
+    let cache = p.path("docs/cache").canonicalize().unwrap();
+    assert_eq!(
+        err.as_deref(),
+        Some(format!("the read-only mount /docs has another file system mounted inside it on the host ({}), which a container would leave writable; mount that folder apart, or unmount it", cache.display()).as_str())
+    );
+}
+
+#[test]
+fn under_network_true_the_metadata_address_and_the_host_are_refused() {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let p = Project::new();
+    let s = sandbox(&p, "", "  network: true\n");
+    // The host, by the bridge's gateway; the metadata service, which nothing here answers.
+    let r = sh(
+        &s,
+        &format!("gw=$(ip route | awk '/default/ {{print $3}}'); echo \"gateway $gw\"; echo hi | nc -w 2 $gw {port}; echo \"host $?\"; echo hi | nc -w 2 169.254.169.254 80 2>&1"),
+    );
+    assert!(r.stdout.contains("gateway "), "{r:?}");
+    assert!(r.stdout.contains("host 1\n"), "{r:?}");
+    assert!(r.stdout.contains("nc: can't connect to remote host (169.254.169.254): Permission denied"), "{r:?}");
+    assert!(r.stderr.contains(&format!("can't connect to remote host (")), "{r:?}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "a connection reached the host");
+    // A command cannot take the routes away: it holds no capability.
+    let r = sh(&s, "ip route del prohibit 169.254.169.254 2>&1; echo hi | nc -w 2 169.254.169.254 80 2>&1");
+    assert!(r.stdout.contains("Operation not permitted"), "{r:?}");
+    assert!(r.stdout.contains("Permission denied"), "{r:?}");
+}
+
 // ---- the runner ----
 
 /// The container's init, by host PID.
