@@ -45,6 +45,9 @@ step run --deterministic --stats "$guests/entropy.wasm"
 step exec --policy "$tools" --cwd /portfolio -- /bin/sh -c 'echo "from a shell" > drafts/shell.md; cat drafts/shell.md; ls /root; echo x > ../pipeline/x.md'
 
 # The same policy's folders in a container (podman or docker), one per command, then one kept across commands.
+# Its commands run as the writable mount's owner, never as root unless the policy
+# says so (shell.container.user: root): run as root, the demo gives that folder to nobody.
+if [ "$(id -u)" = 0 ]; then chown -R 65534:65534 "$scratch/example/portfolio"; fi
 box="$scratch/example/container.yaml"
 step check "$box"
 step exec --policy "$box" -- sh -c 'pwd; echo "from a container" > drafts/container.md; cat drafts/container.md; echo "credentials.txt (deny_read) holds $(wc -c < credentials.txt) bytes here"; echo x > /pipeline/x.md'

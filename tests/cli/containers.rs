@@ -256,7 +256,10 @@ fn check_says_where_shell_commands_run() {
     let f = fixture();
     let (status, stdout, _) = warden(&f, &["check", "policy.yaml"], &[]);
     assert_eq!(status, 0);
-    assert!(stdout.contains("\nshell commands: a container of localhost/warden-busybox:1 on podman, memory 128 MiB, 1 CPUs\n"), "{stdout}");
+    assert!(
+        stdout.contains("\nshell commands: a container of localhost/warden-busybox:1 on podman, memory 128 MiB, no swap, 1 CPUs, commands as the first writable mount's owner\n"),
+        "{stdout}"
+    );
     f.file("plain.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell: {}\n");
     let (_, stdout, _) = warden(&f, &["check", "plain.yaml"], &[]);
     assert!(stdout.contains("\nshell commands: the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)\n"), "{stdout}");

@@ -201,6 +201,23 @@ fn a_dynamic_ceiling_never_offers_a_place_that_exposes_the_host() {
 }
 
 #[test]
+fn a_containers_user_is_root_said_so_or_a_uid() {
+    let d = Dir::new();
+    let with = |user: &str| {
+        d.check(&format!(
+            "{}  shell:\n    backend: container\n    container: {{ image: busybox, user: {user} }}\n",
+            paths(MOUNTS)
+        ))
+    };
+    let user = |user: &str| with(user).unwrap().shell.container.unwrap().user;
+    assert_eq!(user("root"), Some(warden_policy::ContainerUser::Root));
+    assert_eq!(user("\"1000\""), Some(warden_policy::ContainerUser::Id { uid: 1000, gid: 1000 }));
+    assert_eq!(user("\"1000:50\""), Some(warden_policy::ContainerUser::Id { uid: 1000, gid: 50 }));
+    assert_eq!(with("\"0\"").unwrap_err(), ":6:5: sandbox.shell.container.user: write `root` for uid 0, so that running as root is never an accident");
+    assert_eq!(with("admin").unwrap_err(), ":6:5: sandbox.shell.container.user: 'admin' is not a user; write root, UID or UID:GID");
+}
+
+#[test]
 fn var_tmp_is_allowed() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let file = d.path().join("p.yaml");

@@ -133,11 +133,17 @@ fn rules(r: &Rules) -> String {
 fn shell_backend(shell: &warden_policy::Shell) -> String {
     let Some(c) = &shell.container else { return "the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)".into() };
     let mut text = format!("a container of {} on {}", c.image, c.engine.name());
-    if let Some(bytes) = c.memory_bytes {
-        let _ = write!(text, ", memory {} MiB", bytes >> 20);
-    }
-    if let Some(nano) = c.nano_cpus {
-        let _ = write!(text, ", {} CPUs", nano as f64 / 1e9);
+    let defaulted = |set: bool| if set { "" } else { " (default)" };
+    let memory = c.memory_bytes.unwrap_or(warden_shell::container::DEFAULT_MEMORY);
+    let _ = write!(text, ", memory {} MiB{}, no swap", memory >> 20, defaulted(c.memory_bytes.is_some()));
+    let cpus = c.nano_cpus.unwrap_or(warden_shell::container::DEFAULT_NANO_CPUS);
+    let _ = write!(text, ", {} CPUs{}", cpus as f64 / 1e9, defaulted(c.nano_cpus.is_some()));
+    match c.user {
+        Some(warden_policy::ContainerUser::Root) => text.push_str(", commands as root"),
+        Some(warden_policy::ContainerUser::Id { uid, gid }) => {
+            let _ = write!(text, ", commands as {uid}:{gid}");
+        }
+        None => text.push_str(", commands as the first writable mount's owner"),
     }
     if let Some(root) = &c.workspace_root {
         let _ = write!(text, ", mounts inside {}", root.display());

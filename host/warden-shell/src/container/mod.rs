@@ -21,7 +21,7 @@ use warden_policy::{ContainerSettings, EngineChoice, Network};
 pub use engine::EngineKind;
 use engine::Engine;
 pub use layout::{refuse_nested_mounts, Layout, WORKSPACE};
-pub use lifecycle::{container_name, Cover, ExecSettings, Owner};
+pub use lifecycle::{container_name, Cover, ExecSettings, Owner, DEFAULT_MEMORY, DEFAULT_NANO_CPUS};
 
 use crate::error::ShellError;
 use crate::run::{ExecutionResult, Walls};
