@@ -865,6 +865,29 @@ fn under_network_true_the_metadata_address_and_the_host_are_refused() {
     assert!(r.stdout.contains("Permission denied"), "{r:?}");
 }
 
+#[test]
+fn the_podman_service_gone_between_commands_is_started_again_when_needed() {
+    // Warden's own podman service exits when idle; commands never need it, but
+    // a restart of the container and its removal do.
+    if engine() != "podman" || std::path::Path::new("/run/podman/podman.sock").exists() {
+        return;
+    }
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let name = container_of(&s);
+    assert_eq!(sh(&s, "echo before").stdout, "before\n");
+    let killed = Command::new("pkill").args(["-f", "podman system service .*warden/podman.sock"]).status().unwrap();
+    assert!(killed.success(), "no podman service of Warden's to stop");
+    std::thread::sleep(Duration::from_millis(300));
+    // Commands go on without it...
+    assert_eq!(sh(&s, "echo without").stdout, "without\n");
+    // ...and the container stopped under the sandbox is started again, through a new service.
+    assert!(podman(&["stop", "-t", "0", &name]).0);
+    assert_eq!(sh(&s, "echo again").stdout, "again\n");
+    drop(s);
+    assert!(!exists(&name), "left behind");
+}
+
 // ---- the runner ----
 
 /// The container's init, by host PID.

@@ -42,6 +42,29 @@ pub struct Engine {
     pub api: Docker,
     /// Rootless podman on cgroup v1 does not apply memory or CPU limits.
     pub applies_limits: bool,
+    /// The socket of the podman service Warden started, which exits when idle.
+    own_service: Option<PathBuf>,
+}
+
+impl Engine {
+    /// Makes sure the engine answers before a request that needs it: a
+    /// podman service of Warden's that exited while idle (commands never
+    /// need it, so it may have) is started again on its socket.
+    pub async fn serving(&self) -> Result<(), ShellError> {
+        let Some(socket) = &self.own_service else { return Ok(()) };
+        if self.api.ping().await.is_ok() {
+            return Ok(());
+        }
+        start_service(socket).map_err(ShellError::Engine)?;
+        let deadline = Instant::now() + SERVICE_START;
+        while self.api.ping().await.is_err() {
+            if Instant::now() > deadline {
+                return Err(ShellError::Engine(format!("`podman system service` on {} did not answer again within 10 s", socket.display())));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
 }
 
 /// The first engine of `choice` that answers, or why none did.
@@ -62,14 +85,14 @@ pub async fn connect(choice: EngineChoice) -> Result<Engine, ShellError> {
 }
 
 async fn connect_kind(kind: EngineKind) -> Result<Engine, String> {
-    let api = match kind {
-        EngineKind::Docker => docker_api().await?,
+    let (api, own_service) = match kind {
+        EngineKind::Docker => (docker_api().await?, None),
         EngineKind::Podman => podman_api().await?,
     };
     let info = api.info().await.map_err(|e| format!("info failed: {e}"))?;
     let rootless = info.security_options.unwrap_or_default().iter().any(|o| o.contains("rootless"));
     let cgroup_v1 = info.cgroup_version.map(|v| v.to_string() == "1").unwrap_or(false);
-    Ok(Engine { kind, api, applies_limits: !(rootless && cgroup_v1) })
+    Ok(Engine { kind, api, applies_limits: !(rootless && cgroup_v1), own_service })
 }
 
 /// dockerd at `DOCKER_HOST` (a unix socket) or its usual socket.
@@ -81,8 +104,9 @@ async fn docker_api() -> Result<Docker, String> {
     answering(&socket).await
 }
 
-/// podman's system socket if it answers, else Warden's own service (started now if needed).
-async fn podman_api() -> Result<Docker, String> {
+/// podman's system socket if it answers, else Warden's own service (started
+/// now if needed), with that service's socket.
+async fn podman_api() -> Result<(Docker, Option<PathBuf>), String> {
     // podman's own socket unit: /run/podman for root, $XDG_RUNTIME_DIR/podman for a user.
     let system = match std::env::var_os("XDG_RUNTIME_DIR") {
         _ if rustix::process::geteuid().is_root() => PathBuf::from("/run/podman/podman.sock"),
@@ -90,17 +114,17 @@ async fn podman_api() -> Result<Docker, String> {
         None => PathBuf::from(format!("/run/user/{}/podman/podman.sock", rustix::process::geteuid().as_raw())),
     };
     if let Ok(api) = answering(&system).await {
-        return Ok(api);
+        return Ok((api, None));
     }
     let own = own_folder()?.join("podman.sock");
     if let Ok(api) = answering(&own).await {
-        return Ok(api);
+        return Ok((api, Some(own)));
     }
     start_service(&own)?;
     let deadline = Instant::now() + SERVICE_START;
     loop {
         match answering(&own).await {
-            Ok(api) => return Ok(api),
+            Ok(api) => return Ok((api, Some(own))),
             Err(why) if Instant::now() > deadline => return Err(format!("`podman system service` did not answer within 10 s: {why}")),
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }

@@ -165,6 +165,7 @@ impl Drop for Events {
 
 /// Restarts the container, which ends everything in it; the note that says so.
 async fn restart(target: &Target<'_>) -> Result<String, ShellError> {
+    target.engine.serving().await?;
     let options = RestartContainerOptions { t: Some(0), ..Default::default() };
     target.engine.api.restart_container(target.container, Some(options)).await.map_err(|e| {
         ShellError::Engine(format!("the container's runner did not end the command in time, and restarting the container failed: {e}"))

@@ -269,6 +269,7 @@ impl ContainerSandbox {
                 r.name
             ))
         };
+        r.engine.serving().await?;
         match lifecycle::existing(&r.engine, &r.name).await? {
             Some(found) if found.running => {}
             Some(_) => lifecycle::start(&r.engine, &r.name).await.map_err(|e| again(e.to_string()))?,
@@ -341,10 +342,11 @@ impl Running {
         // find this container still running and take it, just before it goes.
         let _live = live().lock().unwrap_or_else(|p| p.into_inner());
         // Inside async code a runtime cannot block; a thread of its own can.
+        let removing = || block_on(async { self.engine.serving().await?; lifecycle::remove(&self.engine, &self.name).await });
         let result = if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|s| s.spawn(|| block_on(lifecycle::remove(&self.engine, &self.name))).join().unwrap_or(Ok(())))
+            std::thread::scope(|s| s.spawn(removing).join().unwrap_or(Ok(())))
         } else {
-            block_on(lifecycle::remove(&self.engine, &self.name))
+            removing()
         };
         let unused = paths_released(&self.covered());
         let ours: Vec<std::path::PathBuf> = self.settings.placeholders.iter().filter(|p| unused.contains(p)).cloned().collect();
