@@ -382,7 +382,8 @@ fn supervise(mut conn: UnixStream, request: Request, stdout: OwnedFd, stderr: Ow
         sys::prctl(sys::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         sys::getpid()
     };
-    let deadline = request.timeout.map(|t| Instant::now() + t);
+    // A limit past what a clock can hold is no limit.
+    let deadline = request.timeout.and_then(|t| Instant::now().checked_add(t));
     let ending = match start(&request, stdout, stderr, runner, me) {
         Ok(child) => {
             let _ = writeln!(conn, "pid {}", child.id());
@@ -475,6 +476,16 @@ fn watch(conn: &UnixStream, mut child: std::process::Child, deadline: Option<Ins
 /// Ends every process below this supervisor: its children, and those that
 /// become its children as their parents die, until none is left.
 fn end_all() {
+    // No child left at all, the usual case: nothing to look for in /proc.
+    loop {
+        let mut status = 0;
+        // SAFETY: a status word to write.
+        match unsafe { sys::waitpid(-1, &mut status, sys::WNOHANG) } {
+            0 => break,
+            reaped if reaped > 0 => continue,
+            _ => return,
+        }
+    }
     let until = Instant::now() + KILL_PATIENCE;
     loop {
         let children = children();

@@ -101,7 +101,7 @@ mod tests {
                 4 => arch,
                 16..=63 => {
                     let arg = args[(offset as usize - 16) / 8];
-                    if offset % 8 == 0 { arg as u32 } else { (arg >> 32) as u32 }
+                    if offset.is_multiple_of(8) { arg as u32 } else { (arg >> 32) as u32 }
                 }
                 other => panic!("load from offset {other}"),
             }

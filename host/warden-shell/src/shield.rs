@@ -39,16 +39,19 @@ impl Shield {
     /// in its writable mounts (`repos.rs`) looked for.
     pub fn for_plan(plan: &ExecPlan) -> Result<Shield, ShellError> {
         let nested: Vec<PathBuf> = plan.binds.iter().filter(|b| b.writable).flat_map(|b| crate::repos::protected_below(&b.host)).collect();
-        Shield::with_protected(plan, &nested)
+        Shield::build(plan, plan.protected.iter().chain(&nested))
     }
 
-    /// The shield for `plan`'s own lists, without looking for nested
-    /// repositories: what every container of the plan covers from its start.
-    pub fn of_lists(plan: &ExecPlan) -> Result<Shield, ShellError> {
-        Shield::with_protected(plan, &[])
+    /// The shield of `plan`'s denied paths alone. A container checks it
+    /// before each command: a denied path that appeared since its start (a
+    /// new `.env`) was never hidden, whereas every protected path already has
+    /// a cover made at the start (a placeholder where it was missing), whose
+    /// change the container notices by itself.
+    pub fn of_denied(plan: &ExecPlan) -> Result<Shield, ShellError> {
+        Shield::build(plan, std::iter::empty())
     }
 
-    fn with_protected(plan: &ExecPlan, more: &[PathBuf]) -> Result<Shield, ShellError> {
+    fn build<'a>(plan: &ExecPlan, protected: impl Iterator<Item = &'a PathBuf>) -> Result<Shield, ShellError> {
         let mut shield = Shield::default();
         for path in &plan.denied {
             let Some(real) = followed(path, &plan.binds, Guard::Hide, &mut Vec::new())? else { continue };
@@ -58,7 +61,7 @@ impl Shield {
                 Err(_) => {}
             }
         }
-        for path in plan.protected.iter().chain(more) {
+        for path in protected {
             let Some(real) = followed(path, &plan.binds, Guard::Protect, &mut shield.links)? else { continue };
             let Some(bind) = deepest_bind(&real, &plan.binds).filter(|b| b.writable) else { continue };
             shield.protect(&real, &bind.host);

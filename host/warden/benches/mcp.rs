@@ -12,9 +12,12 @@
 //! Run: cargo bench -p warden --bench mcp
 //!
 //! With `WARDEN_BENCH_BASELINE=/path/to/another/warden` (a release build of
-//! an earlier commit), that binary serves the same calls beside this one, each
-//! round interleaved, and the HTTP runs alternate: the figures of both and
-//! their ratios come from one run.
+//! an earlier commit), that binary serves the same calls beside this one, in
+//! passes of interleaved rounds, each pass with both servers started anew, in
+//! turns first: where the scheduler happens to put a server's threads moves
+//! a stdio round trip by a third on two cores, for the life of the process,
+//! so one pair of processes would measure the placement. Then the HTTP runs
+//! alternate. The figures of both and their ratios come from one run.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -59,7 +62,6 @@ fn main() {
     let this = Path::new(env!("CARGO_BIN_EXE_warden")).to_owned();
     let baseline = std::env::var_os("WARDEN_BENCH_BASELINE").map(std::path::PathBuf::from);
     let mut server = Stdio1::start(&this, &policy, &cache);
-    let mut old = baseline.as_ref().map(|b| Stdio1::start(b, &policy, &cache));
     let ops: Vec<(&str, Value)> = vec![
         ("read_file", json!({ "path": "/proj/four.md" })),
         ("echo__echo", json!({ "a": 1 })),
@@ -72,58 +74,55 @@ fn main() {
         "echo over MCP",
         "echo, library",
         "a line through `cat` and back (the pipes' floor)",
-        "read_file over MCP, baseline build",
-        "echo over MCP, baseline build",
     ]
     .iter()
     .map(|n| (*n, Vec::new()))
     .collect();
+    // Each round runs every operation once, starting one further along each
+    // time: no operation always comes right after the same other one.
     for round in 0..ROUNDS + 100 {
         let keep = round >= 100;
         let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut samples[i].1, f);
-        time(0, &mut || assert!(server.call(ops[0].0, &ops[0].1)["isError"] == false));
-        time(1, &mut || assert_eq!(sandbox.read("/proj/four.md", warden_fs::ReadOptions::default()).unwrap().text.len(), 4096));
-        time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false));
-        time(3, &mut || assert!(runtime.call(&loaded, &warden_wasm::RunConfig::default(), "echo", "{\"a\":1}").unwrap().result.is_ok()));
-        time(4, &mut || floor.round_trip());
-        if let Some(old) = &mut old {
-            time(5, &mut || assert!(old.call(ops[0].0, &ops[0].1)["isError"] == false));
-            time(6, &mut || assert!(old.call(ops[1].0, &ops[1].1)["isError"] == false));
+        let mut order: Vec<usize> = (0..5).collect();
+        order.rotate_left(round % 5);
+        for i in order {
+            match i {
+                0 => time(0, &mut || assert!(server.call(ops[0].0, &ops[0].1)["isError"] == false)),
+                1 => time(1, &mut || assert_eq!(sandbox.read("/proj/four.md", warden_fs::ReadOptions::default()).unwrap().text.len(), 4096)),
+                2 => time(2, &mut || assert!(server.call(ops[1].0, &ops[1].1)["isError"] == false)),
+                3 => time(3, &mut || assert!(runtime.call(&loaded, &warden_wasm::RunConfig::default(), "echo", "{\"a\":1}").unwrap().result.is_ok())),
+                _ => time(4, &mut || floor.round_trip()),
+            }
         }
-    }
-    if old.is_none() {
-        samples.truncate(5);
     }
     let mut commands: Vec<(&str, Vec<Duration>)> = vec![
         ("run_command /bin/true over MCP", Vec::new()),
         ("execute_argv sh -c /bin/true, library", Vec::new()),
         ("raw bwrap sh -c /bin/true", Vec::new()),
-        ("run_command /bin/true over MCP, baseline build", Vec::new()),
     ];
     for round in 0..COMMAND_ROUNDS + 10 {
         let keep = round >= 10;
         let mut time = |i: usize, f: &mut dyn FnMut()| timed(keep, &mut commands[i].1, f);
-        time(0, &mut || assert!(server.call(ops[2].0, &ops[2].1)["isError"] == false));
-        time(1, &mut || assert!(shell.execute_argv(&true_argv, None, Duration::from_secs(10)).unwrap().ok()));
-        time(2, &mut || {
+        let mut order: Vec<usize> = (0..3).collect();
+        order.rotate_left(round % 3);
+        for i in order {
+            match i {
+                0 => time(0, &mut || assert!(server.call(ops[2].0, &ops[2].1)["isError"] == false)),
+                1 => time(1, &mut || assert!(shell.execute_argv(&true_argv, None, Duration::from_secs(10)).unwrap().ok())),
+                _ => time(2, &mut || {
+                    for p in &shield.placeholders {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    let status = Command::new(warden_shell::bwrap_path()).args(&raw).stdout(Stdio::null()).status().unwrap();
+                    assert!(status.success());
+                }),
+            }
             for p in &shield.placeholders {
                 let _ = std::fs::remove_file(p);
             }
-            let status = Command::new(warden_shell::bwrap_path()).args(&raw).stdout(Stdio::null()).status().unwrap();
-            assert!(status.success());
-        });
-        for p in &shield.placeholders {
-            let _ = std::fs::remove_file(p);
         }
-        if let Some(old) = &mut old {
-            time(3, &mut || assert!(old.call(ops[2].0, &ops[2].1)["isError"] == false));
-        }
-    }
-    if old.is_none() {
-        commands.truncate(3);
     }
     drop(server);
-    drop(old);
     drop(floor);
 
     println!("| operation ({ROUNDS} round trips each, interleaved) | p50 | p99 |");
@@ -146,17 +145,65 @@ fn main() {
         println!("HTTP, 8 clients calling echo for 5 s: {rate:.0} calls/s (goal ≥ 5,000)");
         return;
     };
-    let p50 = |rows: &mut Vec<(&str, Vec<Duration>)>, i: usize| percentiles(&mut rows[i].1.clone()).0.as_secs_f64();
-    println!("| p50, this build vs the baseline build | ratio |");
-    println!("|---|---|");
-    println!("| read_file over MCP | {:.2}× |", p50(&mut samples, 0) / p50(&mut samples, 5));
-    println!("| echo over MCP | {:.2}× |", p50(&mut samples, 2) / p50(&mut samples, 6));
-    println!("| run_command over MCP | {:.2}× |", p50(&mut commands, 0) / p50(&mut commands, 3));
+    against_baseline(&this, &baseline, &policy, &cache, &ops);
+}
+
+/// This build's `warden mcp` beside `baseline`'s: in each pass both servers
+/// are started anew (in turns first) and serve the same calls in interleaved
+/// rounds; the p50 ratio of each pass, and their median. Then HTTP, alternated.
+fn against_baseline(this: &Path, baseline: &Path, policy: &Path, cache: &Path, ops: &[(&str, Value)]) {
+    const PASSES: usize = 6;
+    const PASS_ROUNDS: usize = 400;
+    let names = ["read_file", "echo", "run_command"];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut p50s: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); 3];
+    for pass in 0..PASSES {
+        let (first, second) = if pass % 2 == 0 { (this, baseline) } else { (baseline, this) };
+        let mut a = Stdio1::start(first, policy, cache);
+        let mut b = Stdio1::start(second, policy, cache);
+        let (ours, theirs) = if pass % 2 == 0 { (&mut a, &mut b) } else { (&mut b, &mut a) };
+        for (op, (name, args)) in ops.iter().enumerate() {
+            let rounds = if *name == "run_command" { PASS_ROUNDS / 8 } else { PASS_ROUNDS };
+            let (mut mine, mut before) = (Vec::new(), Vec::new());
+            for round in 0..rounds + 20 {
+                let keep = round >= 20;
+                let one = |server: &mut Stdio1, into: &mut Vec<Duration>| timed(keep, into, &mut || assert!(server.call(name, args)["isError"] == false));
+                if round % 2 == 0 {
+                    one(ours, &mut mine);
+                    one(theirs, &mut before);
+                } else {
+                    one(theirs, &mut before);
+                    one(ours, &mut mine);
+                }
+            }
+            let (m, b) = (percentiles(&mut mine).0.as_secs_f64(), percentiles(&mut before).0.as_secs_f64());
+            ratios[op].push(m / b);
+            p50s[op].0.push(m * 1e6);
+            p50s[op].1.push(b * 1e6);
+        }
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("| {PASSES} passes, both servers started anew in each | this build p50 | baseline p50 | ratio (median of the passes) | the passes' ratios |");
+    println!("|---|---|---|---|---|");
+    for (op, name) in names.iter().enumerate() {
+        let unit = |us: f64| if us > 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.1} µs") };
+        println!(
+            "| {name} over MCP | {} | {} | {:.2}× | {:?} |",
+            unit(median(&p50s[op].0)),
+            unit(median(&p50s[op].1)),
+            median(&ratios[op]),
+            ratios[op].iter().map(|r| (r * 100.0).round() / 100.0).collect::<Vec<_>>()
+        );
+    }
     // Alternated, so that a busy spell of the machine falls on both.
     let (mut new, mut before) = (Vec::new(), Vec::new());
     for _ in 0..2 {
-        new.push(http_throughput(&this, true, &policy, &cache));
-        before.push(http_throughput(&baseline, false, &policy, &cache));
+        new.push(http_throughput(this, true, policy, cache));
+        before.push(http_throughput(baseline, false, policy, cache));
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     println!();

@@ -47,8 +47,11 @@ pub struct Target<'a> {
     pub runner: &'a runner::Link,
 }
 
+/// Runs `argv` through the runner `reached` connects to.
+#[allow(clippy::too_many_arguments)]
 pub async fn execute(
     target: &Target<'_>,
+    reached: runner::Reached,
     settings: &ExecSettings,
     argv: &[OsString],
     cwd: &str,
@@ -56,7 +59,7 @@ pub async fn execute(
     cancel: Option<&AtomicBool>,
 ) -> Result<Ended, ShellError> {
     let env: Vec<String> = settings.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let started = target.runner.start(target.engine, target.container, argv, &env, cwd, timeout).await?;
+    let started = target.runner.start(reached, argv, &env, cwd, timeout)?;
     let canceller = started.canceller().map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))?;
     let (sender, receiver) = mpsc::channel(64);
     let mut run = Run {

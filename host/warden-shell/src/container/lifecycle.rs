@@ -76,12 +76,8 @@ impl Cover {
     pub fn of(path: &Path) -> Cover {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::symlink_metadata(path).ok();
-        Cover {
-            path: path.to_owned(),
-            dev: meta.as_ref().map_or(0, |m| m.dev()),
-            ino: meta.as_ref().map_or(0, |m| m.ino()),
-            link: std::fs::read_link(path).ok(),
-        }
+        let link = meta.as_ref().filter(|m| m.file_type().is_symlink()).and_then(|_| std::fs::read_link(path).ok());
+        Cover { path: path.to_owned(), dev: meta.as_ref().map_or(0, |m| m.dev()), ino: meta.as_ref().map_or(0, |m| m.ino()), link }
     }
 }
 
@@ -102,9 +98,9 @@ pub fn shield_holds(settings: &ExecSettings) -> Result<(), ShellError> {
             return changed(&cover.path);
         }
     }
-    // A repository made since the start (by a command, say) is not asked for:
-    // it was never covered, and is no reason to stop the container.
-    let now = crate::shield::Shield::of_lists(&settings.plan)?;
+    // Protected paths, and the repositories found at the start, have covers
+    // checked above; a repository made since (by a command, say) is no reason to stop.
+    let now = crate::shield::Shield::of_denied(&settings.plan)?;
     for path in now.covered() {
         if !settings.covers.iter().any(|c| c.path == path) {
             return changed(path);

@@ -41,7 +41,7 @@ struct Running {
     /// What the container's network namespace was given, for the init it was
     /// made with (a restart makes a new one): under an allowlist, the proxy
     /// on 127.0.0.1:3128 inside; under `network: true`, its refused routes.
-    network: Mutex<Option<(u32, Option<warden_net::Proxy>)>>,
+    network: tokio::sync::Mutex<Option<(u32, Option<Arc<warden_net::Proxy>>)>>,
     owner: Owner,
     /// The digest of the settings it was created with.
     config: String,
@@ -170,7 +170,7 @@ impl ContainerSandbox {
                 name: name.clone(),
                 settings,
                 runner,
-                network: Mutex::default(),
+                network: tokio::sync::Mutex::default(),
                 owner: request.owner,
                 config,
                 removed: AtomicBool::new(false),
@@ -211,7 +211,7 @@ impl ContainerSandbox {
                             engine,
                             name: container,
                             runner: runner::Link::new(settings.plan.allow_unix_sockets)?,
-                            network: Mutex::default(),
+                            network: tokio::sync::Mutex::default(),
                             settings,
                             owner: Owner::Kept,
                             config: found.config.unwrap_or_default(),
@@ -246,39 +246,36 @@ impl ContainerSandbox {
         let r = &self.running;
         lifecycle::shield_holds(&r.settings)?;
         let cwd = cwd.unwrap_or(&r.settings.cwd);
-        let init = block_on(self.up())?;
-        self.prepare_network(init)?;
         let target = exec::Target { engine: &r.engine, container: &r.name, runner: &r.runner };
-        let ended = block_on(exec::execute(&target, &r.settings, argv, cwd, timeout, cancel))?;
-        let network = r.network.lock().unwrap_or_else(|p| p.into_inner());
-        let refused = network.as_ref().and_then(|(_, proxy)| proxy.as_ref()).map(|p| p.take_refusals()).unwrap_or_default();
+        let (ended, refused) = block_on(async {
+            let (reached, proxy) = self.reach_prepared().await?;
+            let ended = exec::execute(&target, reached, &r.settings, argv, cwd, timeout, cancel).await?;
+            let refused = proxy.map(|p| p.take_refusals()).unwrap_or_default();
+            Ok::<_, ShellError>((ended, refused))
+        })?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
         Ok(ended.into_result(timeout, &walls, &[], true))
     }
 
-    /// The container's init, once the container runs: one that stopped (the
-    /// engine restarted, say) is started again, with its runner.
-    async fn up(&self) -> Result<u32, ShellError> {
+    /// A connection to the runner of the running container, whose network
+    /// namespace has what the policy's network needs, and the proxy whose
+    /// refusals the command reports.
+    async fn reach_prepared(&self) -> Result<(runner::Reached, Option<Arc<warden_net::Proxy>>), ShellError> {
         let r = &self.running;
-        if let Some(init) = r.runner.init_now() {
-            return Ok(init);
+        for _ in 0..3 {
+            let reached = r.runner.reach_running(&r.engine, &r.name).await?;
+            if let Some((made_for, proxy)) = r.network.lock().await.as_ref()
+                && *made_for == reached.init
+            {
+                return Ok((reached, proxy.clone()));
+            }
+            // The runner serves one connection at a time: this one is closed
+            // while the network is made, then the runner is reached again.
+            let init = reached.init;
+            drop(reached);
+            self.prepare_network(init).await?;
         }
-        let again = |why: String| {
-            ShellError::Engine(format!(
-                "the container {} stopped and could not be started again ({why}); stop the sandbox and start it again",
-                r.name
-            ))
-        };
-        r.engine.serving().await?;
-        match lifecycle::existing(&r.engine, &r.name).await? {
-            Some(found) if found.running => {}
-            Some(_) => lifecycle::start(&r.engine, &r.name).await.map_err(|e| again(e.to_string()))?,
-            None => return Err(again("it is gone".into())),
-        }
-        if !r.runner.ready(&r.engine, &r.name).await? {
-            return Err(again("its runner did not answer within 5 s".into()));
-        }
-        r.runner.init_now().ok_or_else(|| again("it stopped again".into()))
+        Err(runner::unreachable("the container kept restarting while its command was being started"))
     }
 
     /// Gives the network namespace of the container's init `init` what the
@@ -286,9 +283,9 @@ impl ContainerSandbox {
     /// serving 127.0.0.1:3128 inside (its listener made by the runner); under
     /// `network: true`, routes that refuse the cloud metadata addresses and
     /// the host's own. Anything that cannot be done refuses the command.
-    fn prepare_network(&self, init: u32) -> Result<(), ShellError> {
+    async fn prepare_network(&self, init: u32) -> Result<(), ShellError> {
         let r = &self.running;
-        let mut network = r.network.lock().unwrap_or_else(|p| p.into_inner());
+        let mut network = r.network.lock().await;
         if network.as_ref().is_some_and(|(made_for, _)| *made_for == init) {
             return Ok(());
         }
@@ -300,8 +297,8 @@ impl ContainerSandbox {
                 None
             }
             Network::Allow(_) => {
-                let listener = block_on(r.runner.listen(&r.engine, &r.name, warden_net::bridge::PORT))?;
-                Some(warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener))))
+                let listener = r.runner.listen(&r.engine, &r.name, warden_net::bridge::PORT).await?;
+                Some(Arc::new(warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener)))))
             }
         };
         *network = Some((init, proxy));

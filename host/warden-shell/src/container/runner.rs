@@ -17,14 +17,14 @@
 use std::ffi::OsString;
 use std::io::{IoSlice, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
 use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+use rustix::net::sockopt::Timeout;
+use rustix::net::{AddressFamily, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
@@ -107,6 +107,8 @@ fn stat_field(pid: u32, n: usize) -> Option<String> {
 /// PID) and full id, looked up once and again after a restart.
 pub struct Link {
     init: std::sync::Mutex<Option<(u32, String)>>,
+    /// The way into the network namespace of the init last reached.
+    door: std::sync::Mutex<Option<Door>>,
     /// What the runner loads into each command before it starts it: the
     /// program `bwrap --seccomp` would get, made once for the container.
     seccomp: Vec<u8>,
@@ -123,24 +125,23 @@ pub fn unreachable(why: &str) -> ShellError {
 
 impl Link {
     pub fn new(allow_unix_sockets: bool) -> Result<Link, ShellError> {
-        Ok(Link { init: std::sync::Mutex::default(), seccomp: crate::seccomp::program_bytes(allow_unix_sockets)? })
+        Ok(Link { init: std::sync::Mutex::default(), door: std::sync::Mutex::default(), seccomp: crate::seccomp::program_bytes(allow_unix_sockets)? })
     }
 
-    /// Starts `argv` by the runner, under Warden's seccomp filter, with
-    /// `timeout` kept by the runner itself.
-    pub async fn start(
-        &self,
-        engine: &Engine,
-        container: &str,
-        argv: &[OsString],
-        env: &[String],
-        cwd: &str,
-        timeout: Duration,
-    ) -> Result<Started, ShellError> {
+    /// A connection to the container's runner, with the init it runs under:
+    /// the container started again first if it stopped under its sandbox (the
+    /// engine restarted, say).
+    pub async fn reach_running(&self, engine: &Engine, container: &str) -> Result<Reached, ShellError> {
+        let (conn, init) = self.connect(engine, container).await?;
+        Ok(Reached { conn, init })
+    }
+
+    /// Starts `argv` by the runner on `reached`, under Warden's seccomp
+    /// filter, with `timeout` kept by the runner itself.
+    pub fn start(&self, reached: Reached, argv: &[OsString], env: &[String], cwd: &str, timeout: Duration) -> Result<Started, ShellError> {
         let request = encode(argv, env, cwd, &self.seccomp, timeout)?;
-        let (conn, _) = self.connect(engine, container).await?;
-        let (stdout, stderr) = send(&conn, &request).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))?;
-        Ok(Started { conn, stdout, stderr })
+        let (stdout, stderr) = send(&reached.conn, &request).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))?;
+        Ok(Started { conn: reached.conn, stdout, stderr })
     }
 
     /// A TCP socket listening on 127.0.0.1:`port` inside the container, made by the runner.
@@ -157,7 +158,7 @@ impl Link {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
             let (init, id) = self.init(engine, container, true).await?;
-            if let Peer::Runner { .. } = reach(init, &id)? {
+            if let Peer::Runner { .. } = self.reach(init, &id)? {
                 return Ok(true);
             }
             if tokio::time::Instant::now() > deadline {
@@ -167,41 +168,61 @@ impl Link {
         }
     }
 
-    /// A connection to the runner, checked to be it, and its PID.
+    /// A connection to the runner, checked to be it, and the container's
+    /// init. A container that is not running is started again first.
     async fn connect(&self, engine: &Engine, container: &str) -> Result<(UnixStream, u32), ShellError> {
         for fresh in [false, true] {
             let (init, id) = self.init(engine, container, fresh).await?;
-            match reach(init, &id)? {
-                Peer::Runner { conn, pid } => return Ok((conn, pid)),
-                // Just (re)started: give the runner its moment to listen.
-                Peer::Absent(_) if fresh => {
-                    if self.ready(engine, container).await? {
-                        let (init, id) = self.init(engine, container, false).await?;
-                        if let Peer::Runner { conn, pid } = reach(init, &id)? {
-                            return Ok((conn, pid));
-                        }
-                    }
-                }
+            match self.reach(init, &id)? {
+                Peer::Runner { conn } => return Ok((conn, init)),
                 // The container may have restarted under a new init.
                 Peer::Gone | Peer::Impostor | Peer::Absent(_) if !fresh => continue,
-                Peer::Gone => return Err(unreachable("the container is not running")),
+                Peer::Gone => {
+                    self.start_again(engine, container).await?;
+                    let (init, id) = self.init(engine, container, false).await?;
+                    if let Peer::Runner { conn } = self.reach(init, &id)? {
+                        return Ok((conn, init));
+                    }
+                }
+                // Just (re)started: give the runner its moment to listen.
+                Peer::Absent(why) => {
+                    if self.ready(engine, container).await? {
+                        let (init, id) = self.init(engine, container, false).await?;
+                        if let Peer::Runner { conn } = self.reach(init, &id)? {
+                            return Ok((conn, init));
+                        }
+                    }
+                    return Err(unreachable(&why));
+                }
                 Peer::Impostor => return Err(unreachable("what answers at its socket is not the runner")),
-                Peer::Absent(why) => return Err(unreachable(&why)),
             }
         }
         Err(unreachable("the runner does not answer"))
     }
 
-    /// The container's init as last found, if it is still the container's.
-    pub fn init_now(&self) -> Option<u32> {
-        let known = self.init.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
-        in_container(known.0, &known.1).then_some(known.0)
+    /// Starts again a container that stopped under its sandbox, and waits for its runner.
+    async fn start_again(&self, engine: &Engine, container: &str) -> Result<(), ShellError> {
+        let again = |why: String| {
+            ShellError::Engine(format!("the container {container} stopped and could not be started again ({why}); stop the sandbox and start it again"))
+        };
+        engine.serving().await?;
+        match crate::container::lifecycle::existing(engine, container).await? {
+            Some(found) if found.running => {}
+            Some(_) => crate::container::lifecycle::start(engine, container).await.map_err(|e| again(e.to_string()))?,
+            None => return Err(again("it is gone".into())),
+        }
+        if !self.ready(engine, container).await? {
+            return Err(again("its runner did not answer within 5 s".into()));
+        }
+        Ok(())
     }
 
     async fn init(&self, engine: &Engine, container: &str, fresh: bool) -> Result<(u32, String), ShellError> {
         if !fresh && let Some(known) = self.init.lock().unwrap_or_else(|p| p.into_inner()).clone() {
             return Ok(known);
         }
+        // Warden's own podman service may have exited while idle.
+        engine.serving().await?;
         let inspect = engine.api.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
         let pid = inspect.state.and_then(|s| s.pid).filter(|&p| p > 0).map(|p| p as u32).unwrap_or(0);
         let known = (pid, inspect.id.unwrap_or_default());
@@ -210,9 +231,15 @@ impl Link {
     }
 }
 
+/// A connection to a container's runner, and the init it runs under.
+pub struct Reached {
+    conn: UnixStream,
+    pub init: u32,
+}
+
 /// Who answered at the runner's socket.
 enum Peer {
-    Runner { conn: UnixStream, pid: u32 },
+    Runner { conn: UnixStream },
     /// Nobody, and why.
     Absent(String),
     /// The init known is no longer the container's (it restarted, or stopped).
@@ -260,38 +287,92 @@ pub struct Started {
 /// request to be taken.
 const PATIENCE: Duration = Duration::from_secs(2);
 
-/// The runner's socket in the network namespace of the container whose init
-/// is `init`, connected to from a thread that enters that namespace (and
-/// ends there: the socket keeps the namespace it was made in).
-fn connect(init: u32) -> Result<UnixStream, String> {
-    let namespace = std::fs::File::open(format!("/proc/{init}/ns/net")).map_err(|e| format!("its network namespace cannot be opened ({e})"))?;
-    let connecting = std::thread::Builder::new().name("warden-runner-connect".into()).spawn(move || {
-        rustix::thread::move_into_link_name_space(namespace.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network))
-            .map_err(|e| format!("its network namespace cannot be entered ({e})"))?;
-        let address = std::os::unix::net::SocketAddr::from_abstract_name(SOCKET_NAME).map_err(|e| e.to_string())?;
-        let conn = UnixStream::connect_addr(&address).map_err(|e| format!("nothing answers at its socket ({e})"))?;
-        conn.set_write_timeout(Some(PATIENCE)).and_then(|()| conn.set_read_timeout(Some(PATIENCE))).map_err(|e| e.to_string())?;
-        Ok(conn)
-    });
-    connecting.map_err(|e| e.to_string())?.join().map_err(|_| "the thread that connects to it panicked".to_owned())?
+/// A thread that lives in the network namespace of one container's init and
+/// makes sockets there: a socket keeps the namespace it was made in, so the
+/// runner's abstract name is then connected to from any thread. Made once per
+/// init (entering a namespace costs a thread and a `setns`); it ends with its `Door`.
+struct Door {
+    init: u32,
+    requests: std::sync::mpsc::Sender<std::sync::mpsc::Sender<std::io::Result<OwnedFd>>>,
 }
 
-/// The runner of the container (init `init`, full id `id`), connected to and checked.
-fn reach(init: u32, id: &str) -> Result<Peer, ShellError> {
-    if init == 0 || !in_container(init, id) {
-        return Ok(Peer::Gone);
+impl Door {
+    fn open(init: u32) -> Result<Door, String> {
+        let namespace = std::fs::File::open(format!("/proc/{init}/ns/net")).map_err(|e| format!("its network namespace cannot be opened ({e})"))?;
+        let (requests, asked) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<std::io::Result<OwnedFd>>>();
+        let (entered, outcome) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("warden-runner-door".into())
+            .spawn(move || {
+                let inside = rustix::thread::move_into_link_name_space(namespace.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network));
+                let failed = inside.is_err();
+                let _ = entered.send(inside.map_err(|e| format!("its network namespace cannot be entered ({e})")));
+                if failed {
+                    return;
+                }
+                drop(namespace);
+                for reply in asked {
+                    let socket = rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, SocketFlags::CLOEXEC, None);
+                    let _ = reply.send(socket.map_err(std::io::Error::from));
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        outcome.recv().map_err(|_| "the thread that enters it stopped".to_owned())??;
+        Ok(Door { init, requests })
     }
-    let conn = match connect(init) {
-        Ok(conn) => conn,
-        Err(why) => return Ok(Peer::Absent(why)),
-    };
-    let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
-    let pid = peer.pid.as_raw_nonzero().get() as u32;
-    // Checked again after the connection: init is still this container's, and the peer its runner.
-    if !is_runner(pid, init) || !in_container(init, id) {
-        return Ok(Peer::Impostor);
+
+    /// A connection to the runner's socket, made in the namespace.
+    fn connect(&self) -> Result<UnixStream, String> {
+        let (reply, socket) = std::sync::mpsc::channel();
+        self.requests.send(reply).map_err(|_| "the thread in its network namespace stopped".to_owned())?;
+        let socket = socket.recv().map_err(|_| "the thread in its network namespace stopped".to_owned())?.map_err(|e| e.to_string())?;
+        let address = SocketAddrUnix::new_abstract_name(SOCKET_NAME.as_bytes()).map_err(|e| e.to_string())?;
+        rustix::net::sockopt::set_socket_timeout(&socket, Timeout::Send, Some(PATIENCE)).map_err(|e| e.to_string())?;
+        rustix::net::sockopt::set_socket_timeout(&socket, Timeout::Recv, Some(PATIENCE)).map_err(|e| e.to_string())?;
+        rustix::net::connect(&socket, &address).map_err(|e| format!("nothing answers at its socket ({e})"))?;
+        Ok(UnixStream::from(socket))
     }
-    Ok(Peer::Runner { conn, pid })
+}
+
+impl Link {
+    /// The runner of the container (init `init`, full id `id`), connected to and checked.
+    fn reach(&self, init: u32, id: &str) -> Result<Peer, ShellError> {
+        if init == 0 || !in_container(init, id) {
+            return Ok(Peer::Gone);
+        }
+        let conn = {
+            let mut door = self.door.lock().unwrap_or_else(|p| p.into_inner());
+            let known = door.take().filter(|d| d.init == init);
+            // A door kept from before may lead into a namespace that is gone
+            // (a container restarted under the same PID): opened again once.
+            let kept = known.as_ref().map(Door::connect);
+            match kept {
+                Some(Ok(conn)) => {
+                    *door = known;
+                    conn
+                }
+                _ => {
+                    let opened = match Door::open(init) {
+                        Ok(opened) => opened,
+                        Err(why) => return Ok(Peer::Absent(why)),
+                    };
+                    let conn = opened.connect();
+                    *door = Some(opened);
+                    match conn {
+                        Ok(conn) => conn,
+                        Err(why) => return Ok(Peer::Absent(why)),
+                    }
+                }
+            }
+        };
+        let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
+        let pid = peer.pid.as_raw_nonzero().get() as u32;
+        // Checked again after the connection: init is still this container's, and the peer its runner.
+        if !is_runner(pid, init) || !in_container(init, id) {
+            return Ok(Peer::Impostor);
+        }
+        Ok(Peer::Runner { conn })
+    }
 }
 
 /// Sends `request` with the write ends of two new pipes; returns their read ends.
@@ -419,6 +500,7 @@ fn ending(answer: &str) -> Event {
 #[cfg(test)]
 mod tests {
     use std::io::Read;
+    use std::os::linux::net::SocketAddrExt;
 
     use super::*;
 
