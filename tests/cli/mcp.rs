@@ -833,6 +833,8 @@ fn a_cancelled_call_stops_its_component_and_frees_its_slot() {
     policy_with(&f, &format!("tools:\n  stuck: {{ component: {}, limits: {{ timeout: 60s }} }}\n", guest("hostile/stuck.wasm")));
     let (mut c, _) = Client::connect(&f, OLD, &["--max-concurrent", "1"]);
     let spin = c.start_request("tools/call", json!({ "name": "stuck__spin", "arguments": {} }));
+    // Over HTTP each request comes on a connection of its own: the loop is given its time to take the slot first.
+    std::thread::sleep(Duration::from_millis(300));
     // The endless loop holds the one slot: a read waits behind it.
     let read = c.start_request("tools/call", json!({ "name": "read_file", "arguments": { "path": "/portfolio/notes.md" } }));
     assert_eq!(c.response_within(read, Duration::from_secs(1)), None, "the read did not wait for the loop");

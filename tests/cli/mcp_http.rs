@@ -267,9 +267,10 @@ fn loopback_needs_a_token_too_made_at_start_in_a_file_only_the_user_reads() {
 
 #[test]
 fn a_sandboxed_command_that_reaches_the_port_gets_401_and_cannot_read_the_token() {
-    // bubblewrap keeps the host's network under `network: true`: the command can reach the port.
+    // bubblewrap keeps the host's network under `network: true`: the command can reach the port;
+    // under `read: all` it sees the host's files, but not Warden's folder with the token.
     let f = Fixture::new();
-    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  network: true\n  shell: {}\n");
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  network: true\n  shell: { read: all }\n");
     let server = Server::start(&f, &[]);
     let (_, headers, _) = server.post(&[], &initialize().to_string());
     let session = header(&headers, "mcp-session-id").unwrap().to_owned();

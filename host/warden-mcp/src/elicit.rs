@@ -157,11 +157,10 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
                 // Waiting for a person is not work: others' calls may run meanwhile.
                 waiting.slot.held = None;
                 let mut answered = ask_person(waiting.peer, question.form, waiting.cancelled).await;
-                if answered.is_some() {
-                    tokio::select! {
-                        slot = waiting.slot.slots.clone().acquire_owned() => waiting.slot.held = slot.ok(),
-                        () = waiting.cancelled.cancelled() => answered = None,
-                    }
+                // Answered or not, the call goes on working: with a slot again.
+                tokio::select! {
+                    slot = waiting.slot.slots.clone().acquire_owned() => waiting.slot.held = slot.ok(),
+                    () = waiting.cancelled.cancelled() => answered = None,
                 }
                 if !(waiting.current)() {
                     answered = None;
@@ -291,6 +290,15 @@ impl Answered {
     fn asked(&self) -> impl Iterator<Item = &(Asked, ElicitResult)> {
         self.rounds.iter()
     }
+
+    /// These answers without the one given to an earlier form of `request`
+    /// (the same access to the same path, shown before its host path or
+    /// folders changed): the new question takes its place, once.
+    pub fn without_earlier_form_of(&self, request: &Request) -> Answered {
+        let now = Asked::of(request);
+        let rounds = self.rounds.iter().filter(|(asked, _)| asked.access != now.access || asked.path != now.path).cloned().collect();
+        Answered { rounds, ..self.clone() }
+    }
 }
 
 /// The request a call's result asked about, sealed into its `requestState`:
@@ -299,6 +307,7 @@ impl Answered {
 #[derive(Serialize, Deserialize)]
 struct Pending {
     tool: String,
+    /// A digest of its exact arguments (a large write stays a small state).
     arguments: String,
     /// Who was asked: this connection or session, or, over stateless HTTP,
     /// a digest of the token the client sent.
@@ -316,10 +325,10 @@ struct Pending {
 pub enum Retried {
     /// The answers so far, this round's among them.
     Answered(Answered),
-    /// Not answerable by this client, or not answered: the call is asked
-    /// again from the start, with the answers of the earlier rounds (if the
-    /// state was its own), and the state is not spent.
-    AskAgain(Option<Answered>),
+    /// Not answerable by this client, or not answered: the call runs as one
+    /// without a state would (no earlier answer is granted again), and the
+    /// state is not spent.
+    AskAgain,
 }
 
 /// Seals and opens the state of 2026-07-28 approvals.
@@ -345,7 +354,7 @@ impl StateSeal {
         }
         let pending = Pending {
             tool: call.tool.to_owned(),
-            arguments: call.arguments.to_owned(),
+            arguments: blake3::hash(call.arguments.as_bytes()).to_hex().to_string(),
             client: call.client.to_owned(),
             asked: asked.into_iter().chain([Asked::of(request)]).collect(),
             answers,
@@ -370,19 +379,17 @@ impl StateSeal {
     ) -> Result<Retried, String> {
         let refused = || "this call's approval state is not valid; call the tool again without it".to_owned();
         let pending: Pending = self.codec.open_json_with(state, call.tool.as_bytes()).map_err(|_| refused())?;
-        if pending.tool != call.tool || pending.arguments != call.arguments || pending.answers.len() + 1 != pending.asked.len() {
+        if pending.tool != call.tool || pending.arguments != blake3::hash(call.arguments.as_bytes()).to_hex().as_str() || pending.answers.len() + 1 != pending.asked.len() {
             return Err(refused());
         }
-        let earlier = |pending: Pending| {
-            let rounds: Vec<(Asked, ElicitResult)> = pending.asked.into_iter().zip(pending.answers).collect();
-            (!rounds.is_empty()).then_some(Answered { rounds, fresh: false, offer_session: pending.offer_session })
-        };
-        // Another client's question: asked again, as if it came without a state.
+        // Another client's question, or a retry without an answer: asked
+        // again from the start, as if it came without a state (which stays
+        // good), so that no earlier "once" is granted again by a replay.
         if pending.client != call.client {
-            return Ok(Retried::AskAgain(None));
+            return Ok(Retried::AskAgain);
         }
         let Some(result) = responses.and_then(|r| r.get(KEY)).and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok()) else {
-            return Ok(Retried::AskAgain(earlier(pending)));
+            return Ok(Retried::AskAgain);
         };
         if !self.spend(&pending.nonce) {
             return Err(refused());
@@ -456,9 +463,9 @@ mod tests {
         let state = seal.ask(&alice, None, &request()).unwrap().request_state.unwrap();
         // Another client's answer is no answer: asked again, and the state is not spent by it.
         let mallory = Call { client: "token:beef", ..alice };
-        assert!(matches!(seal.answered(&mallory, &state, Some(&responses("once"))), Ok(Retried::AskAgain(None))));
+        assert!(matches!(seal.answered(&mallory, &state, Some(&responses("once"))), Ok(Retried::AskAgain)));
         // No answer at all asks again, and spends nothing either.
-        assert!(matches!(seal.answered(&alice, &state, None), Ok(Retried::AskAgain(None))));
+        assert!(matches!(seal.answered(&alice, &state, None), Ok(Retried::AskAgain)));
         assert!(matches!(seal.answered(&alice, &state, Some(&responses("once"))), Ok(Retried::Answered(_))));
         assert!(seal.answered(&alice, &state, Some(&responses("once"))).is_err(), "a spent state answered twice");
         // Another tool's or other arguments' state is refused.

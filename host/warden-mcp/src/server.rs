@@ -341,7 +341,7 @@ impl ServerHandler for WardenMcp {
             (true, None) => How::Deferring { asked: asked.clone(), answered: None },
             (true, Some(state)) => match seal.answered(&call, state, request.input_responses.as_ref()) {
                 Ok(Retried::Answered(answered)) => How::Deferring { asked: asked.clone(), answered: Some(answered) },
-                Ok(Retried::AskAgain(earlier)) => How::Deferring { asked: asked.clone(), answered: earlier },
+                Ok(Retried::AskAgain) => How::Deferring { asked: asked.clone(), answered: None },
                 Err(message) => return Ok(refused(message).into()),
             },
         };
@@ -357,6 +357,7 @@ impl ServerHandler for WardenMcp {
         let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let before = before.as_ref().map(|b| b.without_earlier_form_of(&question));
             let ask = seal.ask(&call, before.as_ref(), &question).map_err(|e| ErrorData::internal_error(e, None))?;
             return Ok(ask.into());
         }

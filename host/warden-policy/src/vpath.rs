@@ -52,11 +52,12 @@ impl fmt::Display for PathError {
 }
 
 /// `text` as it may be shown to a person or a model: control characters
-/// (a newline that would start a line of its own, ESC) and the bidirectional
-/// controls that reorder what is displayed (U+202E) are written escaped, as
-/// `\n` and `\u{202e}`; everything else as it is.
+/// (a newline that would start a line of its own, ESC), the bidirectional
+/// controls that reorder what is displayed (U+202E), the line and paragraph
+/// separators, and the characters that show nothing (zero-width ones, tags)
+/// are written escaped, as `\n` and `\u{202e}`; everything else as it is.
 pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_control() || BIDI_CONTROLS.contains(&c);
+    let hidden = |c: char| c.is_control() || BIDI_CONTROLS.contains(&c) || invisible(c);
     if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -71,6 +72,11 @@ pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Separators that break a line, and characters that display as nothing.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}' | '\u{180e}' | '\u{e0000}'..='\u{e007f}')
 }
 
 /// Unicode's bidirectional formatting characters (embeddings, overrides,
@@ -268,6 +274,7 @@ mod tests {
         assert_eq!(shown("/portfolio/a.md\n\nPre-approved"), "/portfolio/a.md\\n\\nPre-approved");
         assert_eq!(shown("/p/invoice\u{202e}dm.exe"), "/p/invoice\\u{202e}dm.exe");
         assert_eq!(shown("/p/\u{2066}x\u{2069}\u{1b}"), "/p/\\u{2066}x\\u{2069}\\u{1b}");
+        assert_eq!(shown("/p/a\u{2028}b\u{200b}c\u{e0041}d"), "/p/a\\u{2028}b\\u{200b}c\\u{e0041}d");
         assert!(matches!(shown("/p/résumé ‥ 文.md"), std::borrow::Cow::Borrowed("/p/résumé ‥ 文.md")));
     }
 

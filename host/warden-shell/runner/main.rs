@@ -78,6 +78,7 @@ mod sys {
     pub const POLLHUP: c_short = 0x10;
     pub const POLLRDHUP: c_short = 0x2000;
     pub const WNOHANG: c_int = 1;
+    pub const WUNTRACED: c_int = 2;
     pub const SIGKILL: c_int = 9;
     pub const SYS_PIDFD_OPEN: c_long = 434;
 
@@ -195,14 +196,22 @@ fn readable(fd: RawFd, millis: c_int) -> bool {
     unsafe { sys::poll(&mut poll, 1, millis) > 0 }
 }
 
-/// Reaps the children that ended; a supervisor among them is forgotten.
+/// Reaps the children that ended; a supervisor among them is forgotten. A
+/// child that was stopped (another command sent its supervisor SIGSTOP, which
+/// nothing can refuse) is killed: a stopped supervisor would keep neither its
+/// command's time nor its client's end, and its orphans are ended as strays.
 fn reap(supervisors: &mut Vec<c_int>) {
     loop {
         let mut status = 0;
         // SAFETY: a status word to write.
-        let pid = unsafe { sys::waitpid(-1, &mut status, sys::WNOHANG) };
+        let pid = unsafe { sys::waitpid(-1, &mut status, sys::WNOHANG | sys::WUNTRACED) };
         if pid <= 0 {
             return;
+        }
+        if status & 0xff == 0x7f {
+            // SAFETY: a signal to a child of ours, not yet reaped.
+            unsafe { sys::kill(pid, sys::SIGKILL) };
+            continue;
         }
         supervisors.retain(|&s| s != pid);
     }
@@ -506,40 +515,68 @@ fn end_all() {
 /// A seccomp program refusing (EPERM) the calls that could stop, kill or
 /// limit `pids` (init, the runner, the supervisor) or their group: `kill`,
 /// `tkill`, `tgkill`, `rt_sigqueueinfo`, `rt_tgsigqueueinfo`, `pidfd_open`,
-/// `prlimit64`, and `kill(-1)` (every process the caller may signal).
-/// The target is read as the kernel reads a pid: its low 32 bits.
+/// `prlimit64` aimed at them, and `kill(-1)` (every process the caller may
+/// signal); and the ways to signal a process that name no target these
+/// could check: `pidfd_send_signal` (its pidfd may be a `/proc/PID` folder),
+/// `fcntl` `F_SETOWN`, `F_SETOWN_EX` and `F_SETSIG`, and `ioctl` `FIOSETOWN`
+/// and `SIOCSPGRP` (I/O signals sent to an owner). A target or value is
+/// read as the kernel reads it: its low 32 bits.
 fn guard(pids: &[c_int]) -> Vec<u64> {
     const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
     const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
+    // kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_open, prlimit64;
+    // pidfd_send_signal; fcntl; ioctl.
     #[cfg(target_arch = "x86_64")]
-    let (arch, calls): (u32, &[u32]) = (AUDIT_ARCH_X86_64, &[62, 200, 234, 129, 297, 434, 302]);
+    let (arch, aimed, pidfd_send_signal, fcntl, ioctl): (u32, &[u32], u32, u32, u32) =
+        (AUDIT_ARCH_X86_64, &[62, 200, 234, 129, 297, 434, 302], 424, 72, 16);
     #[cfg(target_arch = "aarch64")]
-    let (arch, calls): (u32, &[u32]) = (AUDIT_ARCH_AARCH64, &[129, 130, 131, 138, 240, 434, 261]);
+    let (arch, aimed, pidfd_send_signal, fcntl, ioctl): (u32, &[u32], u32, u32, u32) =
+        (AUDIT_ARCH_AARCH64, &[129, 130, 131, 138, 240, 434, 261], 424, 25, 29);
     let _ = (AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64);
-    let ins = |code: u16, jt: u8, jf: u8, k: u32| u64::from_ne_bytes(pack(code, jt, jf, k));
-    const LOAD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-    const RET: u16 = 0x06; // BPF_RET | BPF_K
-    const ALLOW: u32 = 0x7fff_0000;
-    const EPERM: u32 = 0x0005_0000 | 1;
+    const F_SETOWN: u32 = 8;
+    const F_SETSIG: u32 = 10;
+    const F_SETOWN_EX: u32 = 15;
+    const FIOSETOWN: u32 = 0x8901;
+    const SIOCSPGRP: u32 = 0x8902;
     let mut targets: Vec<u32> = pids.iter().map(|&p| p as u32).collect();
     targets.extend(pids.iter().map(|&p| (-p) as u32));
     targets.push(u32::MAX); // -1
-    let mut program = vec![ins(LOAD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, ALLOW), ins(LOAD, 0, 0, 0)];
-    // One test per call: on a match, on to the target checks below.
-    let checks_at = calls.len() + 1;
-    for (i, &call) in calls.iter().enumerate() {
-        program.push(ins(JEQ, (checks_at - i - 1) as u8, 0, call));
+    let mut program = vec![ins(LOAD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, ALLOW)];
+    for &call in aimed {
+        refuse_when(&mut program, call, 16, &targets);
     }
+    refuse_when(&mut program, pidfd_send_signal, 16, &[]);
+    refuse_when(&mut program, fcntl, 24, &[F_SETOWN, F_SETSIG, F_SETOWN_EX]);
+    refuse_when(&mut program, ioctl, 24, &[FIOSETOWN, SIOCSPGRP]);
     program.push(ins(RET, 0, 0, ALLOW));
-    // The first argument's low half, at offset 16.
-    program.push(ins(LOAD, 0, 0, 16));
-    for (i, &target) in targets.iter().enumerate() {
-        program.push(ins(JEQ, (targets.len() - i) as u8, 0, target));
-    }
-    program.push(ins(RET, 0, 0, ALLOW));
-    program.push(ins(RET, 0, 0, EPERM));
     program
+}
+
+const LOAD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const RET: u16 = 0x06; // BPF_RET | BPF_K
+const ALLOW: u32 = 0x7fff_0000;
+const EPERM: u32 = 0x0005_0000 | 1;
+
+fn ins(code: u16, jt: u8, jf: u8, k: u32) -> u64 {
+    u64::from_ne_bytes(pack(code, jt, jf, k))
+}
+
+/// Appends: system call `call` is refused when the low half of the argument
+/// at `offset` (16: the first) is one of `values`, or always when there are
+/// none; any other call goes on to what follows.
+fn refuse_when(program: &mut Vec<u64>, call: u32, offset: u32, values: &[u32]) {
+    if values.is_empty() {
+        program.extend([ins(LOAD, 0, 0, 0), ins(JEQ, 0, 1, call), ins(RET, 0, 0, EPERM)]);
+        return;
+    }
+    let n = values.len();
+    program.extend([ins(LOAD, 0, 0, 0), ins(JEQ, 0, (n + 3) as u8, call), ins(LOAD, 0, 0, offset)]);
+    for (i, &value) in values.iter().enumerate() {
+        program.push(ins(JEQ, (n - i) as u8, 0, value));
+    }
+    // The call, with another value: allowed (no later rule names it).
+    program.extend([ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, EPERM)]);
 }
 
 fn pack(code: u16, jt: u8, jf: u8, k: u32) -> [u8; 8] {

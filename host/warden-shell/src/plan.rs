@@ -12,6 +12,9 @@ use crate::error::ShellError;
 pub const PROTECTED: &[&str] = &[
     ".git/hooks",
     ".git/config",
+    // The git folders of linked worktrees, with their commondir (a missing
+    // .git/commondir cannot be covered: see Shield::absent_commondirs).
+    ".git/worktrees",
     ".gitconfig",
     ".gitmodules",
     ".bashrc",
@@ -25,14 +28,17 @@ pub const PROTECTED: &[&str] = &[
     ".mcp.json",
     ".vscode",
     ".idea",
-    // Agents' and editors' settings run commands (Claude Code's hooks, Codex's
-    // and Cursor's rules and MCP servers); git runs Husky's hooks
-    // (core.hooksPath) and the pre-commit hook runs its config's commands.
+    // Agents' and editors' settings run commands (Claude Code's hooks, Codex's,
+    // Cursor's and Gemini's rules and MCP servers, a dev container's
+    // initializeCommand); git runs Husky's hooks (core.hooksPath) and the
+    // pre-commit hook runs its config's commands.
     ".claude",
     ".codex",
     ".cursor",
     ".husky",
     ".pre-commit-config.yaml",
+    ".devcontainer",
+    ".gemini",
 ];
 
 /// The system's runtime folders, read-only by default (compilers, git and interpreters need them).

@@ -7,10 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::ShellError;
+
 /// What stays read-only at the root of a nested repository's working folder.
 pub const IN_A_REPOSITORY: &[&str] = &[
     ".git/hooks",
     ".git/config",
+    ".git/worktrees",
     ".gitmodules",
     ".vscode",
     ".idea",
@@ -19,22 +22,27 @@ pub const IN_A_REPOSITORY: &[&str] = &[
     ".cursor",
     ".husky",
     ".pre-commit-config.yaml",
+    ".devcontainer",
+    ".gemini",
     ".envrc",
     ".mcp.json",
 ];
 
 /// How deep below a mount's root repositories are looked for.
 const DEPTH: usize = 3;
-/// How many folders are looked into at most, per mount.
-const FOLDERS: usize = 2000;
+/// How many folders are looked into at most, per mount: a mount with more
+/// within [`DEPTH`] is refused rather than searched in part.
+const FOLDERS: usize = 10_000;
 /// Folders that hold dependencies or builds, not projects of their own.
 const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__", "dist", "build"];
 
 /// The paths to keep read-only in the repositories below `root` (a writable
 /// mount), other than those of a repository at `root` itself, which the
 /// policy's list covers: each nested repository's [`IN_A_REPOSITORY`], and the
-/// hooks and config of every submodule's git folder, its own and theirs.
-pub fn protected_below(root: &Path) -> Vec<PathBuf> {
+/// hooks and config of every submodule's git folder, its own and theirs. A
+/// mount too large to search is an error: a repository never looked at would
+/// stay writable.
+pub fn protected_below(root: &Path, vpath: &str) -> Result<Vec<PathBuf>, ShellError> {
     let mut out = Vec::new();
     let mut budget = FOLDERS;
     let mut level = vec![root.to_path_buf()];
@@ -60,7 +68,11 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
                     continue;
                 }
                 if budget == 0 {
-                    return out;
+                    return Err(ShellError::Unprotectable(format!(
+                        "the writable mount {vpath} holds more than {FOLDERS} folders within {DEPTH} levels of its root, \
+                         too many to look for the git repositories whose hooks must stay read-only; the command was not run. \
+                         Mount a smaller folder, or move dependencies into node_modules, target or build"
+                    )));
                 }
                 budget -= 1;
                 next.push(entry.path());
@@ -68,7 +80,7 @@ pub fn protected_below(root: &Path) -> Vec<PathBuf> {
         }
         level = next;
     }
-    out
+    Ok(out)
 }
 
 /// The hooks and config of each submodule's git folder below `modules`, and
@@ -80,8 +92,7 @@ fn submodules(modules: &Path, out: &mut Vec<PathBuf>) {
             continue;
         }
         let module = entry.path();
-        out.push(module.join("hooks"));
-        out.push(module.join("config"));
+        out.extend(["hooks", "config", "worktrees"].map(|p| module.join(p)));
         submodules(&module.join("modules"), out);
     }
 }
@@ -99,14 +110,25 @@ mod tests {
         }
         std::fs::create_dir_all(root.join("tools")).unwrap();
         std::fs::write(root.join("tools/.git"), "gitdir: ../.git/modules/tools\n").unwrap();
-        let found = protected_below(root);
+        let found = protected_below(root, "/w").unwrap();
         let has = |p: &str| found.contains(&root.join(p));
-        for expected in [".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/modules/inner/hooks", "apps/web/.git/hooks", "apps/web/.claude", "a/b/c/.git/config", "tools/.git/hooks"] {
+        for expected in [".git/modules/lib/hooks", ".git/modules/lib/config", ".git/modules/lib/worktrees", "apps/web/.git/worktrees", ".git/modules/lib/modules/inner/hooks", "apps/web/.git/hooks", "apps/web/.claude", "a/b/c/.git/config", "tools/.git/hooks"] {
             assert!(has(expected), "{expected} not in {found:?}");
         }
         // Deeper than three folders, or among dependencies: not looked for.
         assert!(!has("a/b/c/d/.git/hooks") && !has("node_modules/x/.git/hooks"), "{found:?}");
         // The root's own repository is the policy's list's.
         assert!(!has(".git/hooks") && !has(".claude"), "{found:?}");
+    }
+
+    #[test]
+    fn a_mount_too_large_to_search_is_refused_not_searched_in_part() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..=FOLDERS {
+            std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("zz/.git/hooks")).unwrap();
+        let refused = protected_below(dir.path(), "/w").unwrap_err().to_string();
+        assert!(refused.starts_with("the writable mount /w holds more than 10000 folders within 3 levels of its root"), "{refused}");
     }
 }

@@ -161,6 +161,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             )
         })
         .collect();
+    warnings.extend(crate::shield::remove_planted_commondirs(&shield.absent_commondirs).iter().map(|path| planted_commondir(path)));
     if let Backend::Unsandboxed { reason } = job.backend {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
@@ -239,6 +240,14 @@ impl BwrapPipes {
         let (status_read, status_write) = cloexec()?;
         Ok(BwrapPipes { seccomp, status_read, status_write })
     }
+}
+
+/// The note for a `commondir` a command made in a git folder, which Warden removed.
+pub(crate) fn planted_commondir(path: &Path) -> String {
+    format!(
+        "warning: the command made {}, which would have git take this repository's config and hooks from another folder; Warden removed it",
+        path.display()
+    )
 }
 
 /// The mount points made over protected paths that did not exist: gone again

@@ -298,6 +298,7 @@ fn start_container(
         covers: covers(&shield)?,
         plan: plan.clone(),
         runner: false,
+        absent_commondirs: shield.absent_commondirs.clone(),
     };
     let sandbox = ContainerSandbox::start(StartRequest {
         container: settings,

@@ -32,13 +32,21 @@ pub struct Shield {
     /// cannot cover a symlink itself, so a command may replace one: that is
     /// checked after the run.
     pub links: Vec<(PathBuf, PathBuf)>,
+    /// `commondir` files missing from the git folders of protected configs.
+    /// Git takes config and hooks from the folder such a file names, and a
+    /// mount cannot stop one being made without breaking git (it reads any
+    /// `commondir` there is): one made by the command is removed after it.
+    pub absent_commondirs: Vec<PathBuf>,
 }
 
 impl Shield {
     /// The shield for `plan` as the host is now, with the repositories nested
     /// in its writable mounts (`repos.rs`) looked for.
     pub fn for_plan(plan: &ExecPlan) -> Result<Shield, ShellError> {
-        let nested: Vec<PathBuf> = plan.binds.iter().filter(|b| b.writable).flat_map(|b| crate::repos::protected_below(&b.host)).collect();
+        let mut nested: Vec<PathBuf> = Vec::new();
+        for bind in plan.binds.iter().filter(|b| b.writable) {
+            nested.extend(crate::repos::protected_below(&bind.host, &bind.vpath)?);
+        }
         Shield::build(plan, plan.protected.iter().chain(&nested))
     }
 
@@ -65,6 +73,15 @@ impl Shield {
             let Some(real) = followed(path, &plan.binds, Guard::Protect, &mut shield.links)? else { continue };
             let Some(bind) = deepest_bind(&real, &plan.binds).filter(|b| b.writable) else { continue };
             shield.protect(&real, &bind.host);
+            if real.file_name().is_some_and(|n| n == "config")
+                && let Some(git) = real.parent().filter(|g| g.is_dir())
+            {
+                let commondir = git.join("commondir");
+                match std::fs::symlink_metadata(&commondir) {
+                    Ok(_) => shield.protect(&commondir, &bind.host),
+                    Err(_) => push_new(&mut shield.absent_commondirs, commondir),
+                }
+            }
         }
         shield.pinned.sort_by_key(|p| p.components().count());
         Ok(shield)
@@ -95,6 +112,18 @@ impl Shield {
             }
         }
     }
+}
+
+/// Removes those of `absent` (`commondir` files missing when a shield was
+/// worked out) that exist now; returns where they were.
+pub fn remove_planted_commondirs(absent: &[PathBuf]) -> Vec<&Path> {
+    let planted: Vec<&Path> = absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok()).map(PathBuf::as_path).collect();
+    for path in &planted {
+        if std::fs::remove_file(path).is_err() {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+    planted
 }
 
 #[derive(Clone, Copy)]

@@ -872,11 +872,18 @@ fn the_podman_service_gone_between_commands_is_started_again_when_needed() {
     if engine() != "podman" || std::path::Path::new("/run/podman/podman.sock").exists() {
         return;
     }
+    // A service of this test's own (its socket in a runtime folder of its
+    // own; each test is a process of its own), so that stopping it stops no
+    // other test's.
+    let runtime = tempfile::tempdir().unwrap();
+    // SAFETY: set before any thread of this test reads the environment.
+    unsafe { std::env::set_var("XDG_RUNTIME_DIR", runtime.path()) };
     let p = Project::new();
     let s = sandbox(&p, "", "");
     let name = container_of(&s);
     assert_eq!(sh(&s, "echo before").stdout, "before\n");
-    let killed = Command::new("pkill").args(["-f", "podman system service .*warden/podman.sock"]).status().unwrap();
+    let service = format!("podman system service .*{}/warden/podman.sock", runtime.path().display());
+    let killed = Command::new("pkill").args(["-f", &service]).status().unwrap();
     assert!(killed.success(), "no podman service of Warden's to stop");
     std::thread::sleep(Duration::from_millis(300));
     // Commands go on without it...
@@ -886,6 +893,7 @@ fn the_podman_service_gone_between_commands_is_started_again_when_needed() {
     assert_eq!(sh(&s, "echo again").stdout, "again\n");
     drop(s);
     assert!(!exists(&name), "left behind");
+    let _ = Command::new("pkill").args(["-f", &service]).status();
 }
 
 // ---- the runner ----

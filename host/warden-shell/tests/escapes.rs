@@ -80,6 +80,25 @@ fn read_all_still_hides_wardens_own_folder_and_absolute_deny_read_entries() {
 }
 
 #[test]
+fn a_commondir_that_would_redirect_gits_config_and_hooks_is_removed_and_said() {
+    let p = Project::new();
+    with_repositories(&p, "proj");
+    let r = p.sh("mkdir -p evil/hooks && echo ../evil > .git/commondir && cat .git/commondir");
+    assert_eq!(r.stdout, "../evil\n", "{r:?}");
+    assert!(!p.exists("proj/.git/commondir"), "the commondir stayed");
+    let note = format!(
+        "warning: the command made {}, which would have git take this repository's config and hooks from another folder; Warden removed it",
+        p.path("proj/.git/commondir").display()
+    );
+    assert!(r.stderr.contains(&note), "{}", r.stderr);
+    // One that was there before the command is read-only.
+    p.file("proj/apps/web/.git/commondir", "../../.git\n");
+    let r = p.sh("echo ../../../evil > apps/web/.git/commondir");
+    assert!(!r.ok(), "{r:?}");
+    assert_eq!(p.read("proj/apps/web/.git/commondir").as_deref(), Some("../../.git\n"));
+}
+
+#[test]
 fn agent_settings_hooks_submodules_and_nested_repositories_cannot_be_planted() {
     let p = Project::new();
     with_repositories(&p, "proj");

@@ -54,6 +54,9 @@ fn a_2026_call_that_needs_two_answers_carries_both_and_finishes() {
     let second = again(&mut c, "write_file", &arguments, &first, Some(accept("once", extra.to_str().unwrap())));
     assert!(message(&second).starts_with(&format!("write_file asks to write {} (host path ", target.display())), "{second}");
     assert!(!target.exists());
+    // Without an answer, the second round's state grants nothing of the first again: asked from the start.
+    let replayed = again(&mut c, "write_file", &arguments, &second, None);
+    assert_eq!(message(&replayed), message(&first));
     // The second round carries the first answer: once-grants of the first round are not lost.
     let done = again(&mut c, "write_file", &arguments, &second, Some(accept("once", extra.to_str().unwrap())));
     assert_eq!(ok(&done)["result"], format!("Written 1 characters to {}", target.display()));
@@ -85,6 +88,9 @@ fn a_2026_answer_is_asked_again_when_the_path_changed_on_the_host() {
     // The folder the person allowed is not the one the path leads to now: asked again, nothing read.
     assert_eq!(answered["resultType"], "input_required", "the answer was used for another folder: {answered}");
     assert_ne!(answered["requestState"], asked["requestState"]);
+    // The new question takes the stale one's place: answered, the call finishes.
+    let done = again(&mut c, "read_file", &arguments, &answered, Some(accept("once", extra.join("link").to_str().unwrap())));
+    assert!(ok(&done).to_string().contains("bee"), "{done}");
 }
 
 #[test]

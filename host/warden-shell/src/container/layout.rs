@@ -183,6 +183,7 @@ mod tests {
             read_only: vec!["/h/p/.git/hooks".into()],
             placeholders: vec!["/h/p/.vscode".into()],
             links: vec![],
+            absent_commondirs: vec![],
         };
         let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true)]), &shield, false).unwrap();
         assert_eq!(layout.hidden_dirs, ["/portfolio/secrets"]);

@@ -56,6 +56,10 @@ pub struct ExecSettings {
     /// A sandbox made before Warden had one has none, and is refused.
     #[serde(default)]
     pub runner: bool,
+    /// The `commondir` files missing at the start from the git folders of
+    /// protected configs: one a command makes is removed after it.
+    #[serde(default)]
+    pub absent_commondirs: Vec<PathBuf>,
 }
 
 /// A container's memory when the policy sets none, and its swap: none beyond it.

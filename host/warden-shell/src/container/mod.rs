@@ -254,7 +254,8 @@ impl ContainerSandbox {
             Ok::<_, ShellError>((ended, refused))
         })?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
-        Ok(ended.into_result(timeout, &walls, &[], true))
+        let warnings: Vec<String> = crate::shield::remove_planted_commondirs(&r.settings.absent_commondirs).iter().map(|p| crate::run::planted_commondir(p)).collect();
+        Ok(ended.into_result(timeout, &walls, &warnings, true))
     }
 
     /// A connection to the runner of the running container, whose network

@@ -639,6 +639,72 @@ mod tests {
 
     #[test]
     #[cfg(target_os = "linux")]
+    fn a_command_cannot_signal_them_by_a_pidfd_or_an_io_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path(), true);
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        let script = r#"
+import errno, fcntl, os, signal
+def attempt(what, act):
+    try:
+        act()
+        print(what, "done")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+for target in (os.getppid(), 1):
+    attempt(f"pidfd {target}", lambda: signal.pidfd_send_signal(os.open(f"/proc/{target}", os.O_DIRECTORY), signal.SIGSTOP))
+r, w = os.pipe()
+attempt("F_SETOWN", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getppid()))
+attempt("F_SETSIG", lambda: fcntl.fcntl(r, 10, signal.SIGKILL))
+attempt("F_SETOWN_EX", lambda: fcntl.fcntl(r, 15, bytes(8)))
+attempt("FIOSETOWN", lambda: fcntl.ioctl(r, 0x8901, bytes(4)))
+attempt("F_GETFL", lambda: fcntl.fcntl(r, fcntl.F_GETFL))
+"#;
+        let argv = ["python3", "-c", script].map(OsString::from).to_vec();
+        let (answer, stdout) = ask(&socket, &encode(&argv, &["PATH=/usr/bin:/bin".into()], "/", &filter, Duration::from_secs(10)).unwrap(), true);
+        assert!(answer.ends_with("\nexit 0\n"), "{answer}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        // The supervisor is 2 here: the runner is 1.
+        assert_eq!(
+            lines,
+            ["pidfd 2 EPERM", "pidfd 1 EPERM", "F_SETOWN EPERM", "F_SETSIG EPERM", "F_SETOWN_EX EPERM", "FIOSETOWN EPERM", "F_GETFL done"],
+            "{stdout}"
+        );
+        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_command_whose_supervisor_another_command_stopped_is_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, socket) = runner_in(dir.path(), true);
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        let noted = dir.path().join("supervisor");
+        let victim = format!("echo $PPID > {0}.part && mv {0}.part {0}; sleep 30; echo outlived", noted.display());
+        let request = encode(&shell(&victim), &[], "/", &filter, Duration::from_secs(60)).unwrap();
+        let victims = socket.clone();
+        let waiting = std::thread::spawn(move || ask(&victims, &request, true));
+        for _ in 0..500 {
+            if noted.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let supervisor = std::fs::read_to_string(&noted).unwrap().trim().to_owned();
+        let (answer, stdout) = ask(&socket, &encode(&shell(&format!("kill -STOP {supervisor}; echo $?")), &[], "/", &filter, Duration::from_secs(10)).unwrap(), true);
+        assert!(answer.ends_with("\nexit 0\n"), "{answer}");
+        assert_eq!(stdout, "0\n", "the stop itself is another command's to send");
+        let (answer, stdout) = waiting.join().unwrap();
+        assert!(!answer.contains("exit"), "{answer}");
+        assert_eq!(stdout, "", "the victim outlived its stopped supervisor");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
     fn the_runner_answers_malformed_requests_and_goes_on_serving() {
         let dir = tempfile::tempdir().unwrap();
         let (mut runner, socket) = runner_in(dir.path(), true);

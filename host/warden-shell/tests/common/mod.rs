@@ -94,6 +94,11 @@ pub const PLANTED: &[&str] = &[
     "apps/web/.git/config",
     "apps/web/.vscode/tasks.json",
     "apps/web/.claude/settings.json",
+    // Git takes config and hooks from the folder a commondir names.
+    ".git/commondir",
+    ".git/modules/lib/commondir",
+    "apps/web/.git/commondir",
+    "apps/web/.git/worktrees/x/commondir",
 ];
 
 /// A project with a submodule's git folder and a nested repository, as `plant` expects.
