@@ -851,11 +851,12 @@ fn under_network_true_the_metadata_address_and_the_host_are_refused() {
     // The host, by the bridge's gateway; the metadata service, which nothing here answers.
     let r = sh(
         &s,
-        &format!("gw=$(ip route | awk '/default/ {{print $3}}'); echo \"gateway $gw\"; echo hi | nc -w 2 $gw {port}; echo \"host $?\"; echo hi | nc -w 2 169.254.169.254 80 2>&1"),
+        &format!("gw=$(ip route | awk '/default/ {{print $3}}'); echo \"gateway $gw\"; echo hi | nc -w 2 $gw {port}; echo \"host $?\"; echo hi | nc -w 2 169.254.169.254 80 2>&1; echo hi | nc -w 2 168.63.129.16 80 2>&1"),
     );
     assert!(r.stdout.contains("gateway "), "{r:?}");
     assert!(r.stdout.contains("host 1\n"), "{r:?}");
     assert!(r.stdout.contains("nc: can't connect to remote host (169.254.169.254): Permission denied"), "{r:?}");
+    assert!(r.stdout.contains("nc: can't connect to remote host (168.63.129.16): Permission denied"), "{r:?}");
     assert!(r.stderr.contains("can't connect to remote host ("), "{r:?}");
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "a connection reached the host");

@@ -13,11 +13,13 @@ use std::os::fd::AsFd;
 use crate::error::ShellError;
 
 /// The metadata services of the clouds: AWS, GCP, Azure, OCI and others at
-/// 169.254.169.254 (and AWS's IPv6 one), ECS task credentials, Alibaba.
+/// 169.254.169.254 (and AWS's IPv6 one), ECS task credentials, Alibaba, and
+/// Azure's WireServer (the host agent's endpoint).
 const METADATA: &[IpAddr] = &[
     IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)),
     IpAddr::V4(Ipv4Addr::new(169, 254, 170, 2)),
     IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)),
+    IpAddr::V4(Ipv4Addr::new(168, 63, 129, 16)),
     IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
 ];
 
