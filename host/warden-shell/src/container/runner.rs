@@ -545,6 +545,13 @@ mod tests {
         (child, name)
     }
 
+    /// Asserts that the runner outlived what the test had it do, and ends it.
+    fn still_serving(mut runner: std::process::Child) {
+        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
+        let _ = runner.kill();
+        let _ = runner.wait();
+    }
+
     fn open(name: &str) -> Option<UnixStream> {
         UnixStream::connect_addr(&std::os::unix::net::SocketAddr::from_abstract_name(name).ok()?).ok()
     }
@@ -582,7 +589,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn no_process_outlives_its_command_and_the_runner_keeps_the_time_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut runner, socket) = runner_in(dir.path(), true);
+        let (runner, socket) = runner_in(dir.path(), true);
         let filter = crate::seccomp::program_bytes(false).unwrap();
         let marker = |n: u32| format!("{}.{n}", 7000 + std::process::id() % 1000);
         // Left in the background by a command that ends: ended with it.
@@ -614,16 +621,14 @@ mod tests {
             !running(&format!("sleep {orphaned}"))
         });
         assert!(gone, "the command outlived Warden's connection");
-        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
-        let _ = runner.kill();
-        let _ = runner.wait();
+        still_serving(runner);
     }
 
     #[test]
     #[cfg(target_os = "linux")]
     fn a_command_cannot_signal_its_supervisor_the_runner_or_init() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut runner, socket) = runner_in(dir.path(), true);
+        let (runner, socket) = runner_in(dir.path(), true);
         let filter = crate::seccomp::program_bytes(false).unwrap();
         // In the runner's PID namespace, the runner is 1 (it has no init of its own here).
         let script = "for target in $PPID 1 -1; do kill -STOP $target 2>/dev/null && echo \"stopped $target\" || echo \"refused $target\"; done";
@@ -632,16 +637,14 @@ mod tests {
         let lines: Vec<&str> = stdout.lines().collect();
         assert_eq!(lines.len(), 3, "{stdout}");
         assert!(lines.iter().all(|l| l.starts_with("refused ")), "{stdout}");
-        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
-        let _ = runner.kill();
-        let _ = runner.wait();
+        still_serving(runner);
     }
 
     #[test]
     #[cfg(target_os = "linux")]
     fn a_command_cannot_signal_them_by_a_pidfd_or_an_io_owner() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut runner, socket) = runner_in(dir.path(), true);
+        let (runner, socket) = runner_in(dir.path(), true);
         let filter = crate::seccomp::program_bytes(false).unwrap();
         let script = r#"
 import errno, fcntl, os, signal
@@ -670,9 +673,7 @@ attempt("F_GETFL", lambda: fcntl.fcntl(r, fcntl.F_GETFL))
             ["pidfd 2 EPERM", "pidfd 1 EPERM", "F_SETOWN EPERM", "F_SETSIG EPERM", "F_SETOWN_EX EPERM", "FIOSETOWN EPERM", "F_GETFL done"],
             "{stdout}"
         );
-        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
-        let _ = runner.kill();
-        let _ = runner.wait();
+        still_serving(runner);
     }
 
     #[test]
@@ -707,7 +708,7 @@ attempt("F_GETFL", lambda: fcntl.fcntl(r, fcntl.F_GETFL))
     #[cfg(target_os = "linux")]
     fn the_runner_answers_malformed_requests_and_goes_on_serving() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut runner, socket) = runner_in(dir.path(), true);
+        let (runner, socket) = runner_in(dir.path(), true);
         let framed = |fields: &[&str]| {
             let payload = nul_terminated(fields);
             [&(payload.len() as u32).to_le_bytes()[..], &payload].concat()
@@ -740,9 +741,7 @@ attempt("F_GETFL", lambda: fcntl.fcntl(r, fcntl.F_GETFL))
         let argv = ["/bin/sh", "-c", "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status"].map(OsString::from);
         let (_, stdout) = ask(&socket, &encode(&argv, &[], "/", &filter, Duration::from_secs(10)).unwrap(), true);
         assert_eq!(stdout, "NoNewPrivs:\t1\nSeccomp:\t2\n");
-        assert!(runner.try_wait().unwrap().is_none(), "the runner stopped");
-        let _ = runner.kill();
-        let _ = runner.wait();
+        still_serving(runner);
     }
 
     #[test]
