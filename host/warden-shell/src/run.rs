@@ -161,7 +161,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             )
         })
         .collect();
-    warnings.extend(crate::shield::remove_planted_commondirs(&shield.absent_commondirs).iter().map(|path| planted_commondir(path)));
+    warnings.extend(crate::shield::remove_planted_commondirs(&shield.absent_commondirs).iter().map(|&(path, gone)| planted_commondir(path, gone)));
     if let Backend::Unsandboxed { reason } = job.backend {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
@@ -242,12 +242,15 @@ impl BwrapPipes {
     }
 }
 
-/// The note for a `commondir` a command made in a git folder, which Warden removed.
-pub(crate) fn planted_commondir(path: &Path) -> String {
-    format!(
-        "warning: the command made {}, which would have git take this repository's config and hooks from another folder; Warden removed it",
-        path.display()
-    )
+/// The note for a `commondir` a command made in a git folder: removed, or
+/// (when `gone` is false) still there, for the person to remove.
+pub(crate) fn planted_commondir(path: &Path, gone: bool) -> String {
+    let what = format!("the command made {}, which would have git take this repository's config and hooks from another folder", path.display());
+    if gone {
+        format!("warning: {what}; Warden removed it")
+    } else {
+        format!("warning: {what}, and Warden could not remove it: remove it before running git in this repository")
+    }
 }
 
 /// The mount points made over protected paths that did not exist: gone again

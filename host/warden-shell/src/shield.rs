@@ -115,15 +115,26 @@ impl Shield {
 }
 
 /// Removes those of `absent` (`commondir` files missing when a shield was
-/// worked out) that exist now; returns where they were.
-pub fn remove_planted_commondirs(absent: &[PathBuf]) -> Vec<&Path> {
-    let planted: Vec<&Path> = absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok()).map(PathBuf::as_path).collect();
-    for path in &planted {
-        if std::fs::remove_file(path).is_err() {
-            let _ = std::fs::remove_dir_all(path);
-        }
-    }
+/// worked out) that exist now; returns where they were, each with whether it
+/// is gone. A command may have taken the write permission from the git
+/// folder to keep one: the folder is its owner's, and gets it back first.
+pub fn remove_planted_commondirs(absent: &[PathBuf]) -> Vec<(&Path, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let planted = absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok());
     planted
+        .map(|path| {
+            if let Some(git) = path.parent()
+                && let Ok(meta) = std::fs::symlink_metadata(git)
+                && meta.is_dir()
+            {
+                let _ = std::fs::set_permissions(git, std::fs::Permissions::from_mode(meta.permissions().mode() | 0o700));
+            }
+            if std::fs::remove_file(path).is_err() {
+                let _ = std::fs::remove_dir_all(path);
+            }
+            (path.as_path(), std::fs::symlink_metadata(path).is_err())
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy)]

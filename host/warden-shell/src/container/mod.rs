@@ -254,7 +254,7 @@ impl ContainerSandbox {
             Ok::<_, ShellError>((ended, refused))
         })?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
-        let warnings: Vec<String> = crate::shield::remove_planted_commondirs(&r.settings.absent_commondirs).iter().map(|p| crate::run::planted_commondir(p)).collect();
+        let warnings: Vec<String> = crate::shield::remove_planted_commondirs(&r.settings.absent_commondirs).iter().map(|&(path, gone)| crate::run::planted_commondir(path, gone)).collect();
         Ok(ended.into_result(timeout, &walls, &warnings, true))
     }
 
