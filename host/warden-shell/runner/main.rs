@@ -29,6 +29,12 @@
 //! sends anything (`cancelled`; Warden killed, or the call cancelled). No
 //! process outlives its command. `error WHY` when it cannot start it.
 //!
+//! `warden-hold-1` comes with open files (SCM_RIGHTS), which the runner keeps
+//! until it ends, and answers `held N`: the placeholders bound over the
+//! container's missing protected paths, whose shared locks tell other
+//! sandboxes on the host that this one still covers them (`placeholders.rs`
+//! in warden-shell).
+//!
 //! `warden-listen-1`, PORT asks for a TCP socket listening on 127.0.0.1:PORT
 //! inside the container (where a network allowlist's proxy appears to
 //! commands): the runner answers one byte with the listening socket as
@@ -54,6 +60,9 @@ use std::time::{Duration, Instant};
 
 const RUN: &[u8] = b"warden-run-3";
 const LISTEN: &[u8] = b"warden-listen-1";
+const HOLD: &[u8] = b"warden-hold-1\0";
+/// Descriptors one request may carry (the kernel's SCM_MAX_FD).
+const MAX_FDS: usize = 253;
 const MAX_REQUEST: usize = 4 << 20;
 /// How long the processes a command left may take to die before the answer goes anyway.
 const KILL_PATIENCE: Duration = Duration::from_secs(5);
@@ -176,10 +185,12 @@ fn main() {
 fn serve(listener: UnixListener) -> ! {
     let runner = std::process::id() as c_int;
     let mut supervisors: Vec<c_int> = Vec::new();
+    // Kept open, never read: their locks keep the placeholders bound here on the host.
+    let mut held: Vec<OwnedFd> = Vec::new();
     loop {
         if readable(listener.as_raw_fd(), 100) {
             if let Ok((conn, _)) = listener.accept() {
-                if let Some(supervisor) = answer(conn, runner, &listener) {
+                if let Some(supervisor) = answer(conn, runner, &listener, &mut held) {
                     supervisors.push(supervisor);
                 }
             }
@@ -235,13 +246,18 @@ fn children() -> Vec<c_int> {
 }
 
 /// Answers one connection; a command's supervisor's PID when one was started.
-fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener) -> Option<c_int> {
+fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &mut Vec<OwnedFd>) -> Option<c_int> {
     if !from_outside(&conn) {
         refuse(conn);
         return None;
     }
     let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
     let reply = match receive(&conn) {
+        Ok((payload, fds)) if payload == HOLD => {
+            let count = fds.len();
+            held.extend(fds);
+            format!("held {count}\n")
+        }
         Ok((payload, _)) if payload.starts_with(LISTEN) => match listen_port(&payload) {
             Some(port) => match hand_over_listener(&conn, port) {
                 Ok(()) => return None,
@@ -642,8 +658,8 @@ fn receive(conn: &UnixStream) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
 }
 
 fn recv_with_fds(fd: RawFd, buffer: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
-    // Room for a few descriptors, aligned as the kernel writes them.
-    let mut control = [0u64; 8];
+    // Room for as many descriptors as one message may carry, aligned as the kernel writes them.
+    let mut control = [0u64; (16 + MAX_FDS * 4).div_ceil(8)];
     let mut iov = sys::IoVec { base: buffer.as_mut_ptr().cast(), len: buffer.len() };
     let mut msg = sys::MsgHdr {
         name: std::ptr::null_mut(),

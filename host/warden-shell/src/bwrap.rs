@@ -62,11 +62,8 @@ pub fn args(
     for dir in &shield.pinned {
         a.bind("--bind", dir, dir);
     }
-    for path in &shield.read_only {
+    for path in shield.read_only.iter().chain(&shield.placeholders) {
         a.bind("--ro-bind", path, path);
-    }
-    for path in &shield.placeholders {
-        a.bind("--ro-bind", Path::new("/dev/null"), path);
     }
     a.path("--chdir", cwd);
     if let Some(fd) = seccomp_fd {

@@ -12,6 +12,7 @@ mod error;
 mod notes;
 mod output;
 mod pids;
+mod placeholders;
 mod plan;
 mod probe;
 mod repos;

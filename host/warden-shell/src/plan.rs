@@ -12,8 +12,8 @@ use crate::error::ShellError;
 pub const PROTECTED: &[&str] = &[
     ".git/hooks",
     ".git/config",
-    // The git folders of linked worktrees, with their commondir (a missing
-    // .git/commondir cannot be covered: see Shield::absent_commondirs).
+    // The git folders of linked worktrees (and, with .git/config, the
+    // commondir beside it: see Shield::build).
     ".git/worktrees",
     ".gitconfig",
     ".gitmodules",

@@ -99,6 +99,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Backend::Bwrap(_) => Shield::for_plan(job.plan)?,
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => Shield::default(),
     };
+    // Until the command and everything it started have ended.
+    let _held = crate::placeholders::Held::take(&shield)?;
     let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
@@ -131,7 +133,6 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
-    remove_placeholders(&shield.placeholders);
     let refused = egress.map(Egress::finish).unwrap_or_default();
     if let Some(status_read) = status_read
         && !timed_out
@@ -161,7 +162,6 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             )
         })
         .collect();
-    warnings.extend(crate::shield::remove_planted_commondirs(&shield.absent_commondirs).iter().map(|&(path, gone)| planted_commondir(path, gone)));
     if let Backend::Unsandboxed { reason } = job.backend {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
@@ -242,25 +242,3 @@ impl BwrapPipes {
     }
 }
 
-/// The note for a `commondir` a command made in a git folder: removed, or
-/// (when `gone` is false) still there, for the person to remove.
-pub(crate) fn planted_commondir(path: &Path, gone: bool) -> String {
-    let what = format!("the command made {}, which would have git take this repository's config and hooks from another folder", path.display());
-    if gone {
-        format!("warning: {what}; Warden removed it")
-    } else {
-        format!("warning: {what}, and Warden could not remove it: remove it before running git in this repository")
-    }
-}
-
-/// The mount points made over protected paths that did not exist: gone again
-/// if each is still an empty file or folder.
-pub(crate) fn remove_placeholders(paths: &[PathBuf]) {
-    for path in paths {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_file() && m.len() == 0 => drop(std::fs::remove_file(path)),
-            Ok(m) if m.is_dir() => drop(std::fs::remove_dir(path)),
-            _ => {}
-        }
-    }
-}

@@ -249,20 +249,6 @@ impl Inner {
     }
 }
 
-/// What the shield covers, as it is now. The empty files the runtime would make
-/// as mount points over missing protected paths are made first, so that they
-/// are covered by inode like the rest.
-fn covers(shield: &Shield) -> Result<Vec<crate::container::Cover>, ShellError> {
-    for path in &shield.placeholders {
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(ShellError::SandboxSetup { reason: format!("cannot make a mount point at {}: {e}", path.display()) }),
-        }
-    }
-    Ok(shield.covered().into_iter().map(crate::container::Cover::of).collect())
-}
-
 /// Starts the container of a `backend: container` policy, with the plan's mounts.
 fn start_container(
     policy: &Policy,
@@ -287,6 +273,8 @@ fn start_container(
     if let Network::Allow(_) = plan.network {
         warden_net::bridge::point_at_proxy(&mut env);
     }
+    // Made and locked before the container binds them; its runner holds them after.
+    let held = crate::placeholders::Held::take(&shield)?;
     let exec = ExecSettings {
         user,
         env,
@@ -294,16 +282,16 @@ fn start_container(
         timeout: policy.limits.timeout,
         writable: if writable.is_empty() { "(none)".into() } else { writable.join(", ") },
         virtual_root: root,
-        placeholders: shield.placeholders.clone(),
-        covers: covers(&shield)?,
+        placeholders: held.placeholders(),
+        covers: shield.covered().into_iter().map(crate::container::Cover::of).collect(),
         plan: plan.clone(),
         runner: false,
-        absent_commondirs: shield.absent_commondirs.clone(),
     };
     let sandbox = ContainerSandbox::start(StartRequest {
         container: settings,
         layout: &layout,
         exec,
+        held,
         name: &name.name,
         owner: name.owner,
         require_limits: policy.require_os_sandbox,

@@ -25,18 +25,14 @@ pub struct Shield {
     pub pinned: Vec<PathBuf>,
     /// Existing protected paths, bound read-only onto themselves.
     pub read_only: Vec<PathBuf>,
-    /// The first missing part of a protected path: `/dev/null` is bound there,
-    /// so it cannot be created; the empty file bwrap leaves is removed after the run.
+    /// The first missing part of a protected path: a placeholder file is
+    /// made there (`placeholders.rs`) and bound read-only onto itself, so
+    /// that nothing can be made there; it goes with the last sandbox to hold it.
     pub placeholders: Vec<PathBuf>,
     /// Symlinks on the way to protected paths, with what they held. A mount
     /// cannot cover a symlink itself, so a command may replace one: that is
     /// checked after the run.
     pub links: Vec<(PathBuf, PathBuf)>,
-    /// `commondir` files missing from the git folders of protected configs.
-    /// Git takes config and hooks from the folder such a file names, and a
-    /// mount cannot stop one being made without breaking git (it reads any
-    /// `commondir` there is): one made by the command is removed after it.
-    pub absent_commondirs: Vec<PathBuf>,
 }
 
 impl Shield {
@@ -73,14 +69,13 @@ impl Shield {
             let Some(real) = followed(path, &plan.binds, Guard::Protect, &mut shield.links)? else { continue };
             let Some(bind) = deepest_bind(&real, &plan.binds).filter(|b| b.writable) else { continue };
             shield.protect(&real, &bind.host);
+            // Git takes config and hooks from the folder a git folder's
+            // `commondir` names; a missing one gets a placeholder naming the
+            // git folder itself.
             if real.file_name().is_some_and(|n| n == "config")
                 && let Some(git) = real.parent().filter(|g| g.is_dir())
             {
-                let commondir = git.join("commondir");
-                match std::fs::symlink_metadata(&commondir) {
-                    Ok(_) => shield.protect(&commondir, &bind.host),
-                    Err(_) => push_new(&mut shield.absent_commondirs, commondir),
-                }
+                shield.protect(&git.join("commondir"), &bind.host);
             }
         }
         shield.pinned.sort_by_key(|p| p.components().count());
@@ -112,29 +107,6 @@ impl Shield {
             }
         }
     }
-}
-
-/// Removes those of `absent` (`commondir` files missing when a shield was
-/// worked out) that exist now; returns where they were, each with whether it
-/// is gone. A command may have taken the write permission from the git
-/// folder to keep one: the folder is its owner's, and gets it back first.
-pub fn remove_planted_commondirs(absent: &[PathBuf]) -> Vec<(&Path, bool)> {
-    use std::os::unix::fs::PermissionsExt;
-    let planted = absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok());
-    planted
-        .map(|path| {
-            if let Some(git) = path.parent()
-                && let Ok(meta) = std::fs::symlink_metadata(git)
-                && meta.is_dir()
-            {
-                let _ = std::fs::set_permissions(git, std::fs::Permissions::from_mode(meta.permissions().mode() | 0o700));
-            }
-            if std::fs::remove_file(path).is_err() {
-                let _ = std::fs::remove_dir_all(path);
-            }
-            (path.as_path(), std::fs::symlink_metadata(path).is_err())
-        })
-        .collect()
 }
 
 #[derive(Clone, Copy)]

@@ -224,7 +224,7 @@ fn the_policy_can_protect_an_existing_file_more() {
 fn a_fresh_repo_and_shell_rc_files_cannot_be_planted() {
     let p = Project::new();
     let s = sandbox(&p, "    protect: [Makefile]\n", "");
-    // A missing protected path is /dev/null, read-only: a write there goes nowhere.
+    // A missing protected path is an empty read-only file: nothing can be made there.
     let r = sh(&s, "mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout; echo evil > .bashrc; echo evil > .profile; mkdir .vscode; echo x > Makefile");
     assert!(r.stderr.contains("mkdir: can't create directory '.git/': Not a directory"), "{}", r.stderr);
     for planted in [".git/hooks/post-checkout", ".bashrc", ".profile", ".vscode", "Makefile"] {
@@ -234,6 +234,29 @@ fn a_fresh_repo_and_shell_rc_files_cannot_be_planted() {
     drop(s);
     // The empty mount points the runtime made on the host go with the container.
     assert!(!p.exists("proj/.bashrc") && !p.exists("proj/.git") && !p.exists("proj/Makefile"));
+}
+
+#[test]
+fn a_placeholder_the_container_covers_stays_when_the_command_that_made_it_ends() {
+    // The runner holds the placeholders' locks: a bubblewrap command that
+    // made `.bashrc` and ends first must leave it, or the bind over it in the
+    // container would go with it.
+    let p = Project::new();
+    let beside = p.sandbox("");
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| common::sh_in(&beside, "sleep 2"));
+        std::thread::sleep(Duration::from_millis(700));
+        assert!(p.exists("proj/.bashrc"), "the bubblewrap command has made its placeholders");
+        let s = sandbox(&p, "", "");
+        assert!(first.join().unwrap().ok());
+        assert!(p.exists("proj/.bashrc"), "removed under the container");
+        let r = sh(&s, "echo evil > .bashrc; cat .bashrc");
+        assert!(r.stderr.contains("can't create .bashrc: Read-only file system"), "{r:?}");
+        assert_eq!(p.read("proj/.bashrc").as_deref(), Some(""));
+        drop(s);
+    });
+    // Its last holder gone with the container, the placeholder goes too.
+    assert!(!p.exists("proj/.bashrc"));
 }
 
 #[test]

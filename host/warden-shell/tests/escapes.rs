@@ -80,22 +80,46 @@ fn read_all_still_hides_wardens_own_folder_and_absolute_deny_read_entries() {
 }
 
 #[test]
-fn a_commondir_that_would_redirect_gits_config_and_hooks_is_removed_and_said() {
+fn a_commondir_that_would_redirect_gits_config_and_hooks_cannot_be_made() {
     let p = Project::new();
-    with_repositories(&p, "proj");
-    let r = p.sh("mkdir -p evil/hooks && echo ../evil > .git/commondir && cat .git/commondir");
-    assert_eq!(r.stdout, "../evil\n", "{r:?}");
-    assert!(!p.exists("proj/.git/commondir"), "the commondir stayed");
-    let note = format!(
-        "warning: the command made {}, which would have git take this repository's config and hooks from another folder; Warden removed it",
-        p.path("proj/.git/commondir").display()
-    );
-    assert!(r.stderr.contains(&note), "{}", r.stderr);
+    for repository in ["proj", "proj/apps/web"] {
+        let made = std::process::Command::new("git").args(["init", "-q"]).arg(p.path(repository)).status().unwrap();
+        assert!(made.success());
+    }
+    // While the command runs, the missing commondir is a read-only one naming
+    // the git folder itself, which git reads as if there were none.
+    let r = p.sh("mkdir -p evil/hooks; echo ../evil > .git/commondir; echo ../../evil > apps/web/.git/commondir; \
+                  cat .git/commondir; git rev-parse --git-common-dir; git -C apps/web rev-parse --git-common-dir");
+    let git_dir = host(&p.path("proj/.git").canonicalize().unwrap());
+    assert_eq!(r.stdout, format!(".\n{git_dir}\n{}/.git\n", host(&p.path("proj/apps/web").canonicalize().unwrap())), "{r:?}");
+    assert!(r.stderr.contains(".git/commondir: Read-only file system"), "{}", r.stderr);
+    // Gone with the command.
+    assert!(!p.exists("proj/.git/commondir") && !p.exists("proj/apps/web/.git/commondir"), "{r:?}");
     // One that was there before the command is read-only.
     p.file("proj/apps/web/.git/commondir", "../../.git\n");
     let r = p.sh("echo ../../../evil > apps/web/.git/commondir");
     assert!(!r.ok(), "{r:?}");
     assert_eq!(p.read("proj/apps/web/.git/commondir").as_deref(), Some("../../.git\n"));
+}
+
+#[test]
+fn a_placeholder_stays_while_another_command_covers_it() {
+    // Removing a file on the host lifts the binds over it in every other
+    // sandbox: the first command to end must leave the `.bashrc` placeholder
+    // (and the commondir) to the second, which would plant them.
+    let p = Project::new();
+    std::fs::create_dir_all(p.path("proj/.git/hooks")).unwrap();
+    p.file("proj/.git/config", "[core]\n");
+    let sandbox = p.sandbox("");
+    std::thread::scope(|s| {
+        let first = s.spawn(|| sh_in(&sandbox, "sleep 1"));
+        std::thread::sleep(Duration::from_millis(500));
+        let second = sh_in(&sandbox, "sleep 2; echo evil > .bashrc; echo ../evil > .git/commondir; cat .bashrc .git/commondir");
+        assert!(first.join().unwrap().ok());
+        assert_eq!(second.stdout, ".\n", "{second:?}");
+        assert!(second.stderr.contains(".bashrc: Read-only file system"), "{}", second.stderr);
+    });
+    assert!(!p.exists("proj/.bashrc") && !p.exists("proj/.git/commondir"), "the last command to end removes them");
 }
 
 #[test]
@@ -177,7 +201,7 @@ fn a_fresh_repo_cannot_get_hooks() {
     let p = Project::new();
     let r = p.sh("git init -q . ; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit");
     assert!(!p.path("proj/.git/hooks/pre-commit").exists(), "{r:?}");
-    // The placeholder bwrap needed over the missing `.git` is gone again.
+    // The placeholder over the missing `.git` is gone again.
     assert!(!p.exists("proj/.git"), "{r:?}");
 }
 

@@ -58,7 +58,7 @@ impl Layout {
             (&shield.hidden_files, Some(null), true),
             (&shield.pinned, None, false),
             (&shield.read_only, None, true),
-            (&shield.placeholders, Some(null), true),
+            (&shield.placeholders, None, true),
         ] {
             for path in list {
                 let target = layout.inside(path)?;
@@ -183,7 +183,6 @@ mod tests {
             read_only: vec!["/h/p/.git/hooks".into()],
             placeholders: vec!["/h/p/.vscode".into()],
             links: vec![],
-            absent_commondirs: vec![],
         };
         let layout = Layout::new(&plan(vec![bind("/h/p", "/portfolio", true)]), &shield, false).unwrap();
         assert_eq!(layout.hidden_dirs, ["/portfolio/secrets"]);
@@ -197,7 +196,7 @@ mod tests {
                 (MountType::BIND, "/dev/null".into(), "/portfolio/.env".into(), true),
                 (MountType::BIND, "/h/p/.git".into(), "/portfolio/.git".into(), false),
                 (MountType::BIND, "/h/p/.git/hooks".into(), "/portfolio/.git/hooks".into(), true),
-                (MountType::BIND, "/dev/null".into(), "/portfolio/.vscode".into(), true),
+                (MountType::BIND, "/h/p/.vscode".into(), "/portfolio/.vscode".into(), true),
             ]
         );
     }

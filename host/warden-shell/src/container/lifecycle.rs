@@ -44,7 +44,9 @@ pub struct ExecSettings {
     pub writable: String,
     /// A root policy: virtual `/` is `/workspace` inside.
     pub virtual_root: bool,
-    /// Empty files made on the host over missing protected paths, removed at the end.
+    /// The placeholders made on the host over missing protected paths
+    /// (`placeholders.rs`), removed with the container unless another
+    /// sandbox still holds them.
     pub placeholders: Vec<PathBuf>,
     /// What the container was made from, to work out the shield again before each command.
     pub plan: ExecPlan,
@@ -56,10 +58,6 @@ pub struct ExecSettings {
     /// A sandbox made before Warden had one has none, and is refused.
     #[serde(default)]
     pub runner: bool,
-    /// The `commondir` files missing at the start from the git folders of
-    /// protected configs: one a command makes is removed after it.
-    #[serde(default)]
-    pub absent_commondirs: Vec<PathBuf>,
 }
 
 /// A container's memory when the policy sets none, and its swap: none beyond it.
@@ -282,7 +280,7 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
             continue;
         }
         if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
-            crate::run::remove_placeholders(&exec.placeholders);
+            crate::placeholders::remove_unused(&exec.placeholders);
         }
         removed.push(name.trim_start_matches('/').to_owned());
     }

@@ -53,6 +53,8 @@ pub struct StartRequest<'a> {
     pub container: &'a ContainerSettings,
     pub layout: &'a Layout,
     pub exec: ExecSettings,
+    /// The files its shield binds read-only, locked: handed to its runner.
+    pub held: crate::placeholders::Held,
     /// `exec`, `mcp`, or a kept sandbox's name.
     pub name: &'a str,
     pub owner: Owner,
@@ -109,7 +111,8 @@ impl ContainerSandbox {
         })?;
         let mut exec = request.exec;
         exec.runner = true;
-        let running = block_on(async {
+        let held = request.held;
+        let (running, created) = block_on(async {
             let engine = engine::connect(request.container.engine).await?;
             if !engine.applies_limits {
                 let why = format!(
@@ -123,6 +126,7 @@ impl ContainerSandbox {
             }
             lifecycle::remove_stale(&engine).await?;
             let mut settings = exec.clone();
+            let mut created = false;
             let mut found = lifecycle::existing(&engine, &name).await?;
             // One of this name that another process owns (a Warden in another
             // PID namespace, with this PID there) is neither taken nor removed.
@@ -144,6 +148,7 @@ impl ContainerSandbox {
                     )));
                 }
                 found => {
+                    created = true;
                     let seccomp = profile::security_option(engine.kind)?;
                     let body = lifecycle::create_body(
                         engine.kind,
@@ -162,10 +167,13 @@ impl ContainerSandbox {
                     lifecycle::create(&engine, &name, body).await?;
                 }
             }
-            let runner = runner::Link::new(settings.plan.allow_unix_sockets)?;
+            let runner = runner::Link::new(&settings)?;
             // The first command need not find the runner still getting ready.
             runner.ready(&engine, &name).await?;
-            Ok(Running {
+            if created {
+                runner.hold(&engine, &name, &held.files()).await?;
+            }
+            let running = Running {
                 engine,
                 name: name.clone(),
                 settings,
@@ -174,10 +182,13 @@ impl ContainerSandbox {
                 owner: request.owner,
                 config,
                 removed: AtomicBool::new(false),
-            })
+            };
+            Ok((running, created))
         })?;
+        if created {
+            held.handed_over();
+        }
         let running = Arc::new(running);
-        paths_taken(&running.covered());
         live.insert(name, Arc::downgrade(&running));
         Ok(ContainerSandbox { running })
     }
@@ -210,7 +221,7 @@ impl ContainerSandbox {
                         let running = Running {
                             engine,
                             name: container,
-                            runner: runner::Link::new(settings.plan.allow_unix_sockets)?,
+                            runner: runner::Link::new(&settings)?,
                             network: tokio::sync::Mutex::default(),
                             settings,
                             owner: Owner::Kept,
@@ -254,8 +265,7 @@ impl ContainerSandbox {
             Ok::<_, ShellError>((ended, refused))
         })?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
-        let warnings: Vec<String> = crate::shield::remove_planted_commondirs(&r.settings.absent_commondirs).iter().map(|&(path, gone)| crate::run::planted_commondir(path, gone)).collect();
-        Ok(ended.into_result(timeout, &walls, &warnings, true))
+        Ok(ended.into_result(timeout, &walls, &[], true))
     }
 
     /// A connection to the runner of the running container, whose network
@@ -346,51 +356,10 @@ impl Running {
         } else {
             removing()
         };
-        let unused = paths_released(&self.covered());
-        let ours: Vec<std::path::PathBuf> = self.settings.placeholders.iter().filter(|p| unused.contains(p)).cloned().collect();
-        crate::run::remove_placeholders(&ours);
+        // Its runner is gone with their locks: those no other sandbox holds go.
+        crate::placeholders::remove_unused(&self.settings.placeholders);
         result
     }
-}
-
-impl Running {
-    /// The host paths its shield covers: a placeholder another container of
-    /// this process made may be among them (it found it there, as a file).
-    fn covered(&self) -> Vec<std::path::PathBuf> {
-        self.settings.covers.iter().map(|c| c.path.clone()).chain(self.settings.placeholders.iter().cloned()).collect()
-    }
-}
-
-/// How many containers of this process cover each path: clients' containers
-/// over the same folders share the placeholders the first one made, and one
-/// goes only with the last container that covers it.
-fn path_users() -> &'static Mutex<HashMap<std::path::PathBuf, usize>> {
-    static USERS: OnceLock<Mutex<HashMap<std::path::PathBuf, usize>>> = OnceLock::new();
-    USERS.get_or_init(Default::default)
-}
-
-fn paths_taken(paths: &[std::path::PathBuf]) {
-    let mut users = path_users().lock().unwrap_or_else(|p| p.into_inner());
-    for path in paths.iter().collect::<std::collections::BTreeSet<_>>() {
-        *users.entry(path.clone()).or_default() += 1;
-    }
-}
-
-/// Of `paths`, those no other container of this process covers any more.
-fn paths_released(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
-    let distinct: std::collections::BTreeSet<&std::path::PathBuf> = paths.iter().collect();
-    let mut users = path_users().lock().unwrap_or_else(|p| p.into_inner());
-    let mut released = Vec::new();
-    for path in distinct {
-        match users.get_mut(path) {
-            Some(count) if *count > 1 => *count -= 1,
-            _ => {
-                users.remove(path);
-                released.push(path.clone());
-            }
-        }
-    }
-    released
 }
 
 impl Drop for Running {

@@ -16,7 +16,7 @@
 
 use std::ffi::OsString;
 use std::io::{IoSlice, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
@@ -112,6 +112,9 @@ pub struct Link {
     /// What the runner loads into each command before it starts it: the
     /// program `bwrap --seccomp` would get, made once for the container.
     seccomp: Vec<u8>,
+    /// The host files the container binds read-only: locked again and
+    /// handed to a runner started again (the engine restarted, say).
+    covered: Vec<PathBuf>,
 }
 
 /// Why a command cannot be started: the runner cannot be reached.
@@ -124,8 +127,13 @@ pub fn unreachable(why: &str) -> ShellError {
 }
 
 impl Link {
-    pub fn new(allow_unix_sockets: bool) -> Result<Link, ShellError> {
-        Ok(Link { init: std::sync::Mutex::default(), door: std::sync::Mutex::default(), seccomp: crate::seccomp::program_bytes(allow_unix_sockets)? })
+    pub fn new(settings: &crate::container::ExecSettings) -> Result<Link, ShellError> {
+        Ok(Link {
+            init: std::sync::Mutex::default(),
+            door: std::sync::Mutex::default(),
+            seccomp: crate::seccomp::program_bytes(settings.plan.allow_unix_sockets)?,
+            covered: settings.covers.iter().map(|c| c.path.clone()).chain(settings.placeholders.iter().cloned()).collect(),
+        })
     }
 
     /// A connection to the container's runner, with the init it runs under:
@@ -150,6 +158,29 @@ impl Link {
         let payload = format!("warden-listen-1\0{port}\0").into_bytes();
         (&conn).write_all(&[&(payload.len() as u32).to_le_bytes()[..], &payload].concat())?;
         receive_listener(&conn, port).map_err(|e| ShellError::Engine(format!("the container's runner: {e}")))
+    }
+
+    /// Hands `files` to the runner, which keeps them open until it ends:
+    /// their locks keep the placeholders the container covers on the host
+    /// (`placeholders.rs`), whoever started it and whatever happens to Warden.
+    pub async fn hold(&self, engine: &Engine, container: &str, files: &[BorrowedFd<'_>]) -> Result<(), ShellError> {
+        let failed = |why: String| ShellError::Engine(format!("the container's runner did not take the placeholders it covers: {why}"));
+        for chunk in files.chunks(HELD_PER_REQUEST) {
+            let (conn, _) = self.connect(engine, container).await?;
+            let payload = b"warden-hold-1\0";
+            let request = [&(payload.len() as u32).to_le_bytes()[..], payload].concat();
+            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(HELD_PER_REQUEST))];
+            let mut ancillary = SendAncillaryBuffer::new(&mut space);
+            ancillary.push(SendAncillaryMessage::ScmRights(chunk));
+            let sent = rustix::net::sendmsg(&conn, &[IoSlice::new(&request)], &mut ancillary, SendFlags::empty()).map_err(|e| failed(e.to_string()))?;
+            (&conn).write_all(&request[sent..]).map_err(|e| failed(e.to_string()))?;
+            let mut answer = String::new();
+            std::io::Read::read_to_string(&mut &conn, &mut answer).map_err(|e| failed(e.to_string()))?;
+            if answer != format!("held {}\n", chunk.len()) {
+                return Err(failed(answer.trim_end().to_owned()));
+            }
+        }
+        Ok(())
     }
 
     /// Waits until the runner of a container that has just started (or
@@ -214,6 +245,10 @@ impl Link {
         if !self.ready(engine, container).await? {
             return Err(again("its runner did not answer within 5 s".into()));
         }
+        // What changed meanwhile is refused before the next command (lifecycle::shield_holds).
+        let held = crate::placeholders::Held::take_existing(&self.covered)?;
+        Box::pin(self.hold(engine, container, &held.files())).await?;
+        held.handed_over();
         Ok(())
     }
 
@@ -282,6 +317,9 @@ pub struct Started {
     stdout: OwnedFd,
     stderr: OwnedFd,
 }
+
+/// Files handed to the runner in one request (the kernel takes at most 253).
+const HELD_PER_REQUEST: usize = 200;
 
 /// How long Warden waits on the runner's socket to connect, or for a
 /// request to be taken.

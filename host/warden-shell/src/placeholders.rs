@@ -1,0 +1,285 @@
+//! The files Warden makes where a protected path is missing, so that a
+//! read-only bind can hold the name: nothing can be made there while a
+//! command runs. A missing `.git/commondir` gets one that names the git
+//! folder itself (`.`), which git reads as if there were none, so that one
+//! left behind (Warden killed) changes nothing; any other is an empty file.
+//!
+//! Several sandboxes may cover one path at once: two commands in one mount,
+//! a command and a container, two Wardens. Removing a file on the host lifts
+//! the binds over it in every other sandbox, so each sandbox holds a shared
+//! lock on every file it binds read-only for as long as it lives (a
+//! container's runner holds them for its container), and a placeholder is
+//! removed only by the user that can take the exclusive lock: the last one.
+//! Placeholders carry a mark (an extended attribute), so that the last user
+//! removes one another sandbox made; where the file system keeps no mark,
+//! only a sandbox that made one removes it.
+
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rustix::fs::{flock, FlockOperation, XattrFlags};
+
+use crate::error::ShellError;
+use crate::shield::Shield;
+
+const MARK: &str = "user.warden.placeholder";
+/// How long a file another process holds exclusively (a placeholder being
+/// removed) is waited for before the command is refused.
+const PATIENCE: Duration = Duration::from_secs(2);
+const RETRY: Duration = Duration::from_millis(20);
+
+/// The files a sandbox binds read-only, each locked shared while this lives.
+/// Dropped, it removes the placeholders among them nobody else holds.
+pub struct Held {
+    files: Vec<HeldFile>,
+    /// Handed to a container's runner, which holds them from now on.
+    handed_over: bool,
+}
+
+struct HeldFile {
+    path: PathBuf,
+    file: File,
+    /// Made by this sandbox, or marked as a placeholder by another.
+    placeholder: bool,
+}
+
+impl Held {
+    /// Makes the shield's placeholders, and locks them and every file it
+    /// binds read-only. A file that another sandbox removes meanwhile is made
+    /// again, as a placeholder.
+    pub fn take(shield: &Shield) -> Result<Held, ShellError> {
+        Held::of(shield.placeholders.iter().chain(&shield.read_only), true)
+    }
+
+    /// Locks those of `paths` that are there, making none.
+    pub fn take_existing(paths: &[PathBuf]) -> Result<Held, ShellError> {
+        Held::of(paths.iter(), false)
+    }
+
+    fn of<'a>(paths: impl Iterator<Item = &'a PathBuf>, make_missing: bool) -> Result<Held, ShellError> {
+        let mut held = Held { files: Vec::new(), handed_over: false };
+        for path in paths {
+            if let Some(file) = hold(path, make_missing)? {
+                held.files.push(file);
+            }
+        }
+        Ok(held)
+    }
+
+    /// The placeholders held (to remove when a container goes).
+    pub fn placeholders(&self) -> Vec<PathBuf> {
+        self.files.iter().filter(|f| f.placeholder).map(|f| f.path.clone()).collect()
+    }
+
+    /// The open files, whose copies carry the locks (a runner keeps them).
+    pub fn files(&self) -> Vec<BorrowedFd<'_>> {
+        self.files.iter().map(|f| f.file.as_fd()).collect()
+    }
+
+    /// Their holder is a container's runner now: nothing is removed here.
+    pub fn handed_over(mut self) {
+        self.handed_over = true;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.handed_over {
+            return;
+        }
+        for held in self.files.iter().filter(|f| f.placeholder) {
+            remove_if_unused(&held.path, &held.file);
+        }
+    }
+}
+
+/// Removes each of `paths` (placeholders a container held, its runner gone
+/// now) that is still a placeholder nobody else holds.
+pub fn remove_unused(paths: &[PathBuf]) {
+    for path in paths {
+        if let Ok(file) = open_no_follow(path) {
+            remove_if_unused(path, &file);
+        }
+    }
+}
+
+/// `path`, locked shared: `None` for what needs no lock (a folder, a device,
+/// a file Warden may not read: none of them is a placeholder to remove).
+fn hold(path: &Path, make_missing: bool) -> Result<Option<HeldFile>, ShellError> {
+    let refused = |why: String| ShellError::SandboxSetup { reason: format!("cannot cover {}: {why}", path.display()) };
+    let started = std::time::Instant::now();
+    let mut made = false;
+    loop {
+        if started.elapsed() > PATIENCE {
+            return Err(refused("it keeps changing, or another process keeps it locked".into()));
+        }
+        let file = match open_no_follow(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !make_missing => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match make(path) {
+                    Ok(()) => made = true,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(refused(format!("cannot make a placeholder there ({e})"))),
+                }
+                continue;
+            }
+            Err(_) => return Ok(None),
+        };
+        let meta = file.metadata().map_err(|e| refused(e.to_string()))?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        match flock(&file, FlockOperation::NonBlockingLockShared) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                std::thread::sleep(RETRY);
+                continue;
+            }
+            Err(e) => return Err(refused(format!("cannot lock it ({e})"))),
+        }
+        // Removed (and perhaps made again) between the open and the lock.
+        if !names(path, &meta) {
+            continue;
+        }
+        let placeholder = made || marked(&file);
+        return Ok(Some(HeldFile { path: path.to_owned(), file, placeholder }));
+    }
+}
+
+/// A new placeholder at `path`: read-only for everyone, marked where the file system keeps marks.
+fn make(path: &Path) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o444)
+        .custom_flags(libc_flags::NOFOLLOW | libc_flags::CLOEXEC)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, content(path))?;
+    let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
+    Ok(())
+}
+
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new().read(true).custom_flags(libc_flags::NOFOLLOW | libc_flags::NONBLOCK | libc_flags::CLOEXEC).open(path)
+}
+
+/// What a placeholder at `path` holds.
+fn content(path: &Path) -> &'static [u8] {
+    if path.file_name().is_some_and(|n| n == "commondir") { b".\n" } else { b"" }
+}
+
+fn marked(file: &File) -> bool {
+    rustix::fs::fgetxattr_query(file, MARK).is_ok()
+}
+
+/// Whether `path` still names the file `meta` was read from.
+fn names(path: &Path, meta: &std::fs::Metadata) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|now| now.dev() == meta.dev() && now.ino() == meta.ino())
+}
+
+/// Removes the placeholder `file` at `path` when no other sandbox holds it
+/// and it still holds what Warden wrote. A failed try loses this holder's
+/// own lock (a conversion may drop it first), which is what ending means.
+fn remove_if_unused(path: &Path, file: &File) {
+    if flock(file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return;
+    }
+    let Ok(meta) = file.metadata() else { return };
+    let mut held = [0u8; 8];
+    let unchanged = std::os::unix::fs::FileExt::read_at(file, &mut held, 0).is_ok_and(|n| held[..n] == *content(path));
+    if meta.is_file() && unchanged && names(path, &meta) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The open(2) flags std does not name.
+mod libc_flags {
+    pub const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    pub const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+    pub const CLOEXEC: i32 = rustix::fs::OFlags::CLOEXEC.bits() as i32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shield(placeholders: &[&Path], read_only: &[&Path]) -> Shield {
+        Shield {
+            placeholders: placeholders.iter().map(|p| p.to_path_buf()).collect(),
+            read_only: read_only.iter().map(|p| p.to_path_buf()).collect(),
+            ..Shield::default()
+        }
+    }
+
+    #[test]
+    fn a_missing_commondir_gets_one_git_reads_as_none_and_the_rest_are_empty_and_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("git").args(["init", "-q"]).arg(dir.path()).status().unwrap();
+        assert!(made.success());
+        let commondir = dir.path().join(".git/commondir");
+        let bashrc = dir.path().join(".bashrc");
+        let held = Held::take(&shield(&[&commondir, &bashrc], &[])).unwrap();
+        assert_eq!(std::fs::read(&commondir).unwrap(), b".\n");
+        assert_eq!(std::fs::read(&bashrc).unwrap(), b"");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&bashrc).unwrap().permissions().mode() & 0o777, 0o444);
+        // What a Warden killed now would leave: git goes on as before.
+        let status = std::process::Command::new("git").arg("-C").arg(dir.path()).args(["rev-parse", "--git-common-dir"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), dir.path().join(".git").canonicalize().unwrap().to_string_lossy());
+        drop(held);
+        assert!(!commondir.exists() && !bashrc.exists());
+    }
+
+    #[test]
+    fn a_placeholder_goes_with_the_last_sandbox_that_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".envrc");
+        let first = Held::take(&shield(&[&path], &[])).unwrap();
+        // The second found it there: to it, a file to bind read-only.
+        let second = Held::take(&shield(&[], &[&path])).unwrap();
+        drop(first);
+        assert!(path.exists(), "removed under the second sandbox");
+        // Marked, so the second removes what the first made.
+        assert_eq!(second.placeholders(), vec![path.clone()]);
+        drop(second);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_file_warden_did_not_make_or_a_placeholder_changed_on_the_host_is_never_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join(".profile");
+        std::fs::write(&own, "").unwrap();
+        let changed = dir.path().join(".zshrc");
+        let held = Held::take(&shield(&[&changed], &[&own])).unwrap();
+        assert_eq!(held.placeholders(), vec![changed.clone()]);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&changed, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(&changed, "export PATH\n").unwrap();
+        drop(held);
+        assert!(own.exists() && changed.exists());
+        remove_unused(std::slice::from_ref(&changed));
+        assert!(changed.exists());
+    }
+
+    #[test]
+    fn a_held_placeholder_is_not_removed_by_a_container_going() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        let held = Held::take(&shield(&[&path], &[])).unwrap();
+        remove_unused(std::slice::from_ref(&path));
+        assert!(path.exists());
+        // What a runner does with them: the copies keep the locks.
+        let copies: Vec<std::os::fd::OwnedFd> = held.files().iter().map(|f| f.try_clone_to_owned().unwrap()).collect();
+        held.handed_over();
+        remove_unused(std::slice::from_ref(&path));
+        assert!(path.exists(), "removed under the runner that holds it");
+        drop(copies);
+        remove_unused(std::slice::from_ref(&path));
+        assert!(!path.exists());
+    }
+}
