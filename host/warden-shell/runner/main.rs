@@ -5,8 +5,11 @@
 //!
 //! Built by warden-shell's build script as one static program with std alone
 //! (it runs in any image, whatever its libc), bound read-only into the
-//! container and started as its main process (the image's entrypoint is
-//! overridden), under the engine's init. It runs as the commands' user, with
+//! container and started as its main process, PID 1 (the image's entrypoint
+//! is overridden, and no engine init runs: one would be a dumpable process
+//! of the commands' user that a command could take over through
+//! /proc/1/mem). As init it reaps every orphan, and the kernel delivers it
+//! no signal from inside the container (it handles none). It runs as the commands' user, with
 //! their limits, inside the same walls: it can start nothing a command could
 //! not start itself.
 //!

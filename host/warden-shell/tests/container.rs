@@ -773,7 +773,8 @@ fn the_container_is_hardened() {
     assert!(inspect.starts_with("true "), "{inspect}");
     // docker shows the dropped capabilities as [ALL], podman lists them.
     assert!(inspect.contains("[ALL]") || inspect.contains("CAP_SETUID"), "{inspect}");
-    for part in ["no-new-privileges", " 512 ", " true ", " none ", " 67108864"] {
+    // No engine init: the runner is PID 1 (see init_is_the_undumpable_runner_...).
+    for part in ["no-new-privileges", " 512 ", " false ", " none ", " 67108864"] {
         assert!(inspect.contains(part), "{part} missing: {inspect}");
     }
 }
@@ -941,6 +942,22 @@ fn commands_are_started_by_the_runners_supervisor_with_an_oom_score_of_1000() {
         assert_ne!(r.exit_code, 0, "{peek}: {r:?}");
         assert!(r.stderr.contains("Permission denied"), "{peek}: {r:?}");
     }
+}
+
+#[test]
+fn init_is_the_undumpable_runner_so_a_command_cannot_take_it_over() {
+    // An engine's init (catatonit) ran as the commands' user and dumpable:
+    // where ptrace_scope allows, a command could write its memory.
+    let p = Project::new();
+    let s = sandbox(&p, "", "");
+    let r = sh(&s, "tr '\\0' ' ' < /proc/1/cmdline; echo");
+    assert_eq!(r.stdout, "/.warden/runner @warden-runner \n", "{r:?}");
+    for peek in ["printf x | dd of=/proc/1/mem bs=1 seek=4096 conv=notrunc", "cat /proc/1/environ", "ls /proc/1/fd"] {
+        let r = sh(&s, peek);
+        assert_ne!(r.exit_code, 0, "{peek}: {r:?}");
+        assert!(r.stderr.contains("Permission denied"), "{peek}: {r:?}");
+    }
+    assert_eq!(sh(&s, "echo still served").stdout, "still served\n");
 }
 
 #[test]

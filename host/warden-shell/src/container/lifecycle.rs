@@ -162,7 +162,11 @@ pub fn create_body(
         readonly_rootfs: Some(true),
         tmpfs: Some(tmpfs),
         pids_limit: Some(MAX_PIDS as i64),
-        init: Some(true),
+        // The runner is PID 1 itself: an engine's init (catatonit, tini) runs
+        // as the commands' user and dumpable, so a command could write its
+        // memory through /proc/1/mem (where ptrace_scope allows) and, as
+        // init, stop the runner. The runner reaps as init must.
+        init: Some(false),
         network_mode: Some(if exec.plan.network == Network::Full { "bridge" } else { "none" }.into()),
         memory: Some(memory),
         // No swap beyond the memory limit: a command over it is killed, not slowed to a crawl.
@@ -187,9 +191,12 @@ pub fn create_body(
     }
     ContainerCreateBody {
         image: Some(settings.image.clone()),
-        // PID 1 is the engine's init (--init); the runner under it keeps the
-        // container alive and starts the commands, whatever the image's own entrypoint.
+        // PID 1 is the runner: it keeps the container alive and starts the
+        // commands, whatever the image's own entrypoint.
         entrypoint: Some(runner::entrypoint()),
+        // PID 1 ignores every signal it has no handler for, and the runner has
+        // none: only SIGKILL, from outside, stops it.
+        stop_signal: Some("SIGKILL".into()),
         cmd: Some(Vec::new()),
         user: Some(exec.user.clone()),
         working_dir: Some(exec.cwd.clone()),

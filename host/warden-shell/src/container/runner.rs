@@ -7,8 +7,8 @@
 //! Warden reaches it from a thread that enters that namespace (which takes
 //! the right to, as root has), from outside the container's PID namespace
 //! (the runner serves no one inside it), and believes only a peer that is the
-//! first started child of the container's init: the runner, which no command
-//! can replace while it lives (and the container ends when it dies). A
+//! container's init: the runner is PID 1, which no command can replace (the
+//! container ends when it dies). A
 //! command's stdout and stderr are pipes of Warden's own, handed over with the
 //! request, so the runner never copies a byte of output. The runner keeps the
 //! command's time limit and ends it, with every process it made, when it
@@ -76,31 +76,10 @@ pub fn program() -> Result<Option<PathBuf>, ShellError> {
     Ok(Some(path))
 }
 
-/// Whether `pid` (in this process's PID namespace) is the runner of the
-/// container whose init is `init`: init's child that started first. Every
-/// process a command makes starts later, and one that outlives its command
-/// becomes init's child too, but never an earlier one.
-fn is_runner(pid: u32, init: u32) -> bool {
-    let Ok(children) = std::fs::read_to_string(format!("/proc/{init}/task/{init}/children")) else { return false };
-    let first = children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()).filter_map(|c| Some((start_time(c)?, c))).min();
-    first.is_some_and(|(_, child)| child == pid)
-}
-
 /// Whether process `pid` is in the cgroup of the container with the full id `id`
 /// (`.../libpod-ID...` for podman, `.../docker/ID` or `docker-ID.scope` for docker).
 fn in_container(pid: u32, id: &str) -> bool {
     !id.is_empty() && std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|groups| groups.contains(id))
-}
-
-/// When `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd field).
-fn start_time(pid: u32) -> Option<u64> {
-    stat_field(pid, 19)?.parse().ok()
-}
-
-/// Field `n` of `/proc/PID/stat` after the command name (0: the state).
-fn stat_field(pid: u32, n: usize) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 2..].split(' ').nth(n).map(str::to_owned)
 }
 
 /// How Warden reaches one container's runner: the container's init (host
@@ -405,8 +384,10 @@ impl Link {
         };
         let peer = rustix::net::sockopt::socket_peercred(&conn).map_err(std::io::Error::from)?;
         let pid = peer.pid.as_raw_nonzero().get() as u32;
-        // Checked again after the connection: init is still this container's, and the peer its runner.
-        if !is_runner(pid, init) || !in_container(init, id) {
+        // Checked again after the connection: init is still this container's,
+        // and the peer is init itself, the runner (which no command can
+        // replace: the container ends with it).
+        if pid != init || !in_container(init, id) {
             return Ok(Peer::Impostor);
         }
         Ok(Peer::Runner { conn })
@@ -831,26 +812,5 @@ attempt("F_GETFL", lambda: fcntl.fcntl(r, fcntl.F_GETFL))
         assert_eq!(e.to_string(), "the container's runner could not start the command: Resource temporarily unavailable");
         let Event::Failed(e) = ending("") else { panic!() };
         assert!(e.to_string().contains("the command's supervisor in the container ended before the command did"), "{e}");
-    }
-
-    #[test]
-    fn only_the_first_child_of_init_is_the_runner() {
-        use std::io::BufRead;
-        // A shell stands for the container's init: two children, 50 ms apart.
-        let mut init = std::process::Command::new("sh")
-            .args(["-c", "sleep 5 & echo $!; sleep 0.05; sleep 5 & echo $!; wait"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = std::io::BufReader::new(init.stdout.take().unwrap()).lines();
-        let mut pid = || lines.next().unwrap().unwrap().parse::<u32>().unwrap();
-        let (first, later) = (pid(), pid());
-        assert!(is_runner(first, init.id()));
-        assert!(!is_runner(later, init.id()));
-        assert!(!is_runner(first, std::process::id()), "not a child of this init");
-        for child in [first, later, init.id()] {
-            let _ = std::process::Command::new("kill").arg(child.to_string()).status();
-        }
-        let _ = init.wait();
     }
 }
