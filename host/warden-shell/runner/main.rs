@@ -539,24 +539,30 @@ fn end_all() {
 /// could check: `pidfd_send_signal` (its pidfd may be a `/proc/PID` folder),
 /// `fcntl` `F_SETOWN`, `F_SETOWN_EX` and `F_SETSIG`, and `ioctl` `FIOSETOWN`
 /// and `SIOCSPGRP` (I/O signals sent to an owner). A target or value is
-/// read as the kernel reads it: its low 32 bits.
+/// read as the kernel reads it: its low 32 bits. Nor may a command slow
+/// them down: `setpriority`, `ioprio_set` and the scheduler's settings
+/// (`SCHED_IDLE`, an affinity) aimed at them are refused, and so are
+/// `setpriority` and `ioprio_set` for a whole user (theirs is the command's).
 fn guard(pids: &[c_int]) -> Vec<u64> {
     const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
     const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
-    // kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_open, prlimit64;
-    // pidfd_send_signal; fcntl; ioctl.
+    // kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_open, prlimit64,
+    // sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr;
+    // pidfd_send_signal; fcntl; ioctl; setpriority; ioprio_set.
     #[cfg(target_arch = "x86_64")]
-    let (arch, aimed, pidfd_send_signal, fcntl, ioctl): (u32, &[u32], u32, u32, u32) =
-        (AUDIT_ARCH_X86_64, &[62, 200, 234, 129, 297, 434, 302], 424, 72, 16);
+    let (arch, aimed, pidfd_send_signal, fcntl, ioctl, setpriority, ioprio_set): (u32, &[u32], u32, u32, u32, u32, u32) =
+        (AUDIT_ARCH_X86_64, &[62, 200, 234, 129, 297, 434, 302, 142, 144, 203, 314], 424, 72, 16, 141, 251);
     #[cfg(target_arch = "aarch64")]
-    let (arch, aimed, pidfd_send_signal, fcntl, ioctl): (u32, &[u32], u32, u32, u32) =
-        (AUDIT_ARCH_AARCH64, &[129, 130, 131, 138, 240, 434, 261], 424, 25, 29);
+    let (arch, aimed, pidfd_send_signal, fcntl, ioctl, setpriority, ioprio_set): (u32, &[u32], u32, u32, u32, u32, u32) =
+        (AUDIT_ARCH_AARCH64, &[129, 130, 131, 138, 240, 434, 261, 118, 119, 122, 274], 424, 25, 29, 140, 30);
     let _ = (AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64);
     const F_SETOWN: u32 = 8;
     const F_SETSIG: u32 = 10;
     const F_SETOWN_EX: u32 = 15;
     const FIOSETOWN: u32 = 0x8901;
     const SIOCSPGRP: u32 = 0x8902;
+    const PRIO_USER: u32 = 2;
+    const IOPRIO_WHO_USER: u32 = 3;
     let mut targets: Vec<u32> = pids.iter().map(|&p| p as u32).collect();
     targets.extend(pids.iter().map(|&p| (-p) as u32));
     targets.push(u32::MAX); // -1
@@ -567,12 +573,18 @@ fn guard(pids: &[c_int]) -> Vec<u64> {
     refuse_when(&mut program, pidfd_send_signal, 16, &[]);
     refuse_when(&mut program, fcntl, 24, &[F_SETOWN, F_SETSIG, F_SETOWN_EX]);
     refuse_when(&mut program, ioctl, 24, &[FIOSETOWN, SIOCSPGRP]);
+    for call in [setpriority, ioprio_set] {
+        refuse_when(&mut program, call, 24, &targets);
+    }
+    refuse_when(&mut program, setpriority, 16, &[PRIO_USER]);
+    refuse_when(&mut program, ioprio_set, 16, &[IOPRIO_WHO_USER]);
     program.push(ins(RET, 0, 0, ALLOW));
     program
 }
 
 const LOAD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const JA: u16 = 0x05; // BPF_JMP | BPF_JA
 const RET: u16 = 0x06; // BPF_RET | BPF_K
 const ALLOW: u32 = 0x7fff_0000;
 const EPERM: u32 = 0x0005_0000 | 1;
@@ -582,8 +594,9 @@ fn ins(code: u16, jt: u8, jf: u8, k: u32) -> u64 {
 }
 
 /// Appends: system call `call` is refused when the low half of the argument
-/// at `offset` (16: the first) is one of `values`, or always when there are
-/// none; any other call goes on to what follows.
+/// at `offset` (16: the first, 24: the second) is one of `values`, or always
+/// when there are none; any other call, or this one with another value,
+/// goes on to the rules that follow.
 fn refuse_when(program: &mut Vec<u64>, call: u32, offset: u32, values: &[u32]) {
     if values.is_empty() {
         program.extend([ins(LOAD, 0, 0, 0), ins(JEQ, 0, 1, call), ins(RET, 0, 0, EPERM)]);
@@ -594,8 +607,8 @@ fn refuse_when(program: &mut Vec<u64>, call: u32, offset: u32, values: &[u32]) {
     for (i, &value) in values.iter().enumerate() {
         program.push(ins(JEQ, (n - i) as u8, 0, value));
     }
-    // The call, with another value: allowed (no later rule names it).
-    program.extend([ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, EPERM)]);
+    // The call, with another value: on to the next rule.
+    program.extend([ins(JA, 0, 0, 1), ins(RET, 0, 0, EPERM)]);
 }
 
 fn pack(code: u16, jt: u8, jf: u8, k: u32) -> [u8; 8] {

@@ -41,11 +41,19 @@ struct Running {
     /// What the container's network namespace was given, for the init it was
     /// made with (a restart makes a new one): under an allowlist, the proxy
     /// on 127.0.0.1:3128 inside; under `network: true`, its refused routes.
-    network: tokio::sync::Mutex<Option<(u32, Option<Arc<warden_net::Proxy>>)>>,
+    network: tokio::sync::Mutex<Option<(NetworkOf, Option<Arc<warden_net::Proxy>>)>>,
     owner: Owner,
     /// The digest of the settings it was created with.
     config: String,
     removed: AtomicBool,
+}
+
+/// Which network namespace was given what the policy's network needs: the
+/// init's PID alone may be the same after a restart, the cookie is not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct NetworkOf {
+    init: u32,
+    netns: u64,
 }
 
 /// Everything `start` needs.
@@ -275,16 +283,16 @@ impl ContainerSandbox {
         let r = &self.running;
         for _ in 0..3 {
             let reached = r.runner.reach_running(&r.engine, &r.name).await?;
+            let of = NetworkOf { init: reached.init, netns: reached.netns };
             if let Some((made_for, proxy)) = r.network.lock().await.as_ref()
-                && *made_for == reached.init
+                && *made_for == of
             {
                 return Ok((reached, proxy.clone()));
             }
             // The runner serves one connection at a time: this one is closed
             // while the network is made, then the runner is reached again.
-            let init = reached.init;
             drop(reached);
-            self.prepare_network(init).await?;
+            self.prepare_network(of).await?;
         }
         Err(runner::unreachable("the container kept restarting while its command was being started"))
     }
@@ -294,25 +302,28 @@ impl ContainerSandbox {
     /// serving 127.0.0.1:3128 inside (its listener made by the runner); under
     /// `network: true`, routes that refuse the cloud metadata addresses and
     /// the host's own. Anything that cannot be done refuses the command.
-    async fn prepare_network(&self, init: u32) -> Result<(), ShellError> {
+    async fn prepare_network(&self, of: NetworkOf) -> Result<(), ShellError> {
         let r = &self.running;
         let mut network = r.network.lock().await;
-        if network.as_ref().is_some_and(|(made_for, _)| *made_for == init) {
+        if network.as_ref().is_some_and(|(made_for, _)| *made_for == of) {
             return Ok(());
         }
         *network = None;
         let proxy = match &r.settings.plan.network {
             Network::Off => None,
             Network::Full => {
-                routes::refuse(init)?;
+                routes::refuse(of.init, of.netns)?;
                 None
             }
             Network::Allow(_) => {
                 let listener = r.runner.listen(&r.engine, &r.name, warden_net::bridge::PORT).await?;
+                if runner::netns_cookie(&listener) != of.netns {
+                    return Err(runner::unreachable("the container started again while its network was being made"));
+                }
                 Some(Arc::new(warden_net::Proxy::start(r.settings.plan.network.clone(), move || Ok(Some(listener)))))
             }
         };
-        *network = Some((init, proxy));
+        *network = Some((of, proxy));
         Ok(())
     }
 

@@ -23,8 +23,9 @@ const METADATA: &[IpAddr] = &[
     IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
 ];
 
-/// Adds the refused routes to the network namespace of the container whose init is `init`.
-pub fn refuse(init: u32) -> Result<(), ShellError> {
+/// Adds the refused routes to the network namespace of the container whose
+/// init is `init`, when that is still the namespace `netns` (its cookie).
+pub fn refuse(init: u32, netns: u64) -> Result<(), ShellError> {
     let addresses: Vec<IpAddr> = METADATA.iter().copied().chain(host_addresses()).collect();
     let failed = |why: String| {
         ShellError::Engine(format!(
@@ -38,6 +39,9 @@ pub fn refuse(init: u32) -> Result<(), ShellError> {
             .map_err(|e| format!("entering the container's network namespace: {e}"))?;
         let socket = rustix::net::socket(rustix::net::AddressFamily::NETLINK, rustix::net::SocketType::RAW, None)
             .map_err(|e| format!("a netlink socket: {e}"))?;
+        if crate::container::runner::netns_cookie(&socket) != netns {
+            return Err("the container started again meanwhile".into());
+        }
         for (seq, address) in addresses.iter().enumerate() {
             match add_prohibit_route(&socket, *address, seq as u32 + 1) {
                 Ok(()) => {}

@@ -120,7 +120,8 @@ impl Link {
     /// engine restarted, say).
     pub async fn reach_running(&self, engine: &Engine, container: &str) -> Result<Reached, ShellError> {
         let (conn, init) = self.connect(engine, container).await?;
-        Ok(Reached { conn, init })
+        let netns = netns_cookie(&conn);
+        Ok(Reached { conn, init, netns })
     }
 
     /// Starts `argv` by the runner on `reached`, under Warden's seccomp
@@ -249,6 +250,21 @@ impl Link {
 pub struct Reached {
     conn: UnixStream,
     pub init: u32,
+    /// The network namespace the runner was reached in ([`netns_cookie`]).
+    pub netns: u64,
+}
+
+/// The kernel's cookie for the network namespace of the socket `fd`: unique
+/// for the life of the system, where a PID or an inode may be used again
+/// (a container restarted under the PID of the last one). 0 where the
+/// kernel has none (before Linux 5.14).
+pub fn netns_cookie(fd: impl AsFd) -> u64 {
+    use std::os::fd::AsRawFd;
+    let mut cookie: u64 = 0;
+    let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+    // SAFETY: a u64 to write, its length given.
+    let got = unsafe { libc::getsockopt(fd.as_fd().as_raw_fd(), libc::SOL_SOCKET, libc::SO_NETNS_COOKIE, (&raw mut cookie).cast(), &mut len) };
+    if got == 0 { cookie } else { 0 }
 }
 
 /// Who answered at the runner's socket.
@@ -656,6 +672,26 @@ mod tests {
         let lines: Vec<&str> = stdout.lines().collect();
         assert_eq!(lines.len(), 3, "{stdout}");
         assert!(lines.iter().all(|l| l.starts_with("refused ")), "{stdout}");
+        still_serving(runner);
+    }
+
+    #[test]
+    fn a_command_cannot_slow_its_supervisor_or_the_runner() {
+        let dir = tempfile::tempdir().unwrap();
+        let (runner, socket) = runner_in(dir.path(), true);
+        let filter = crate::seccomp::program_bytes(false).unwrap();
+        let script = "for target in $PPID 1; do \
+                        renice -n 19 -p $target >/dev/null 2>&1 && echo \"reniced $target\" || echo refused; \
+                        ionice -c 3 -p $target 2>/dev/null && echo \"ioniced $target\" || echo refused; \
+                        chrt -i -p 0 $target 2>/dev/null && echo \"idled $target\" || echo refused; \
+                        taskset -p 1 $target >/dev/null 2>&1 && echo \"pinned $target\" || echo refused; \
+                      done; \
+                      renice -n 19 -u $(id -u) >/dev/null 2>&1 && echo 'reniced the user' || echo refused; \
+                      ionice -c 3 -u $(id -u) 2>/dev/null && echo 'ioniced the user' || echo refused; \
+                      renice -n 1 -p $$ >/dev/null && echo 'itself: allowed'";
+        let (answer, stdout) = ask(&socket, &encode(&shell(script), &[], "/", &filter, Duration::from_secs(10)).unwrap(), true);
+        assert!(answer.ends_with("\nexit 0\n"), "{answer}");
+        assert_eq!(stdout, format!("{}itself: allowed\n", "refused\n".repeat(10)));
         still_serving(runner);
     }
 
