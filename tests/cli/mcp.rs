@@ -5,6 +5,7 @@
 //! (`over_http`, at the end).
 
 mod approvals;
+mod console;
 mod transport;
 
 use std::io::{BufRead, BufReader, Write};

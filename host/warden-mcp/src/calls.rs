@@ -82,16 +82,43 @@ pub struct ClientSession {
     session: Mutex<ApprovalSession>,
     /// The session's own approver (answers given in advance), which its forks share.
     own: SharedApprover,
+    /// The client, as the console names it.
+    label: String,
 }
 
 impl ClientSession {
-    pub fn new(mut session: ApprovalSession) -> ClientSession {
+    pub fn new(mut session: ApprovalSession, label: String) -> ClientSession {
         let own = SharedApprover(Arc::new(Mutex::new(session.set_approver(Box::new(DenyAll)))));
-        ClientSession { session: Mutex::new(session), own }
+        ClientSession { session: Mutex::new(session), own, label }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ApprovalSession> {
         self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The console lists the session's grants and may revoke them: the next
+/// access there asks again.
+impl warden_console::GrantSource for ClientSession {
+    fn client(&self) -> String {
+        self.label.clone()
+    }
+
+    fn grants(&self) -> Vec<warden_console::GrantView> {
+        let grants = self.lock().session_grants();
+        grants
+            .into_iter()
+            .map(|(access, dir)| warden_console::GrantView { access: access.as_str().to_owned(), path: dir.path.to_string(), host: dir.host.display().to_string() })
+            .collect()
+    }
+
+    fn revoke(&self, access: &str, path: &str) -> bool {
+        let access = match access {
+            "read" => warden_fs::Access::Read,
+            "write" => warden_fs::Access::Write,
+            _ => return false,
+        };
+        self.lock().revoke(access, path)
     }
 }
 

@@ -4,7 +4,10 @@
 //!
 //! 2025-11-25 clients get `elicitation/create` while the operation waits; a
 //! cancelled call withdraws its question (`notifications/cancelled`), and a
-//! call waiting for a person holds no call slot. 2026-07-28 clients get the
+//! call waiting for a person holds no call slot. Where Warden serves its
+//! console (`--console`), the same question is put there too (or there
+//! alone, to a client that takes no forms or asks in its results): the
+//! first answer wins and the other question is withdrawn. 2026-07-28 clients get the
 //! form in the call's result (input required), and call again with the answer
 //! and the sealed state of the request, which carries every answer given so
 //! far for that call, is bound to the client that was asked, and is spent
@@ -98,38 +101,85 @@ pub fn answer(request: &Request, result: &ElicitResult, offer_session: bool) -> 
     }
 }
 
-/// 2025-11-25: from the blocking thread the operation runs on, hands the
-/// form to the call's own task ([`asking_while`]), which asks by
-/// `elicitation/create`, and waits for the person.
+/// From the blocking thread the operation runs on, hands the question to
+/// the call's own task ([`asking_while`]), which asks the person (by
+/// `elicitation/create`, at the console, or both), and waits for the answer.
 pub struct Eliciting {
     pub questions: mpsc::Sender<Question>,
     /// Set when the call is cancelled: an answer that comes after grants nothing.
     pub cancel: Arc<AtomicBool>,
+    /// The client's name, as the console shows it.
+    pub client: String,
+    /// Where the last answer came from.
+    pub via: Option<&'static str>,
 }
 
-/// A form for the person, and where the answer goes (`None`: no answer).
+/// A question for the person, as a form and as the console shows it, and
+/// where the answer goes (`None`: no answer).
 pub struct Question {
     form: ElicitRequestParams,
-    reply: oneshot::Sender<Option<ElicitResult>>,
+    console: warden_console::NewQuestion,
+    reply: oneshot::Sender<Option<Decided>>,
+}
+
+/// An answer, and where it was given.
+pub enum Decided {
+    Client(ElicitResult),
+    Console(warden_console::Decision),
 }
 
 impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
         let (reply, answered) = oneshot::channel();
-        if self.questions.blocking_send(Question { form: form(request, true), reply }).is_err() {
+        self.via = None;
+        let question = Question { form: form(request, true), console: for_console(request, &self.client), reply };
+        if self.questions.blocking_send(question).is_err() {
             return Answer::Unanswered;
         }
         match answered.blocking_recv() {
             Ok(Some(_)) if self.cancel.load(Ordering::SeqCst) => Answer::Unanswered,
-            Ok(Some(result)) => answer(request, &result, true),
+            Ok(Some(Decided::Client(result))) => {
+                self.via = Some("client");
+                answer(request, &result, true)
+            }
+            Ok(Some(Decided::Console(decision))) => {
+                self.via = Some("console");
+                match decision {
+                    warden_console::Decision::Once { folder } => Answer::Allow { scope: Scope::Once, choice: folder },
+                    warden_console::Decision::Session { folder } => Answer::Allow { scope: Scope::Session, choice: folder },
+                    warden_console::Decision::Deny => Answer::Deny,
+                }
+            }
             _ => Answer::Unanswered,
         }
+    }
+
+    fn answered_via(&self) -> Option<&'static str> {
+        self.via
+    }
+}
+
+/// `request` as the console shows it: the form's facts, escaped alike.
+fn for_console(request: &Request, client: &str) -> warden_console::NewQuestion {
+    warden_console::NewQuestion {
+        client: client.to_owned(),
+        tool: shown(request.tool.as_deref().unwrap_or("a tool")).into_owned(),
+        access: request.access.as_str().to_owned(),
+        path: shown(request.path.as_str()).into_owned(),
+        host_path: shown(&request.host_path.to_string_lossy()).into_owned(),
+        reason: request.reason.to_string(),
+        folders: request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect(),
+        offer_session: true,
     }
 }
 
 /// What a call needs while its questions are put to the person.
 pub struct Waiting<'a> {
     pub peer: &'a Peer<RoleServer>,
+    /// The client takes `elicitation/create` forms now.
+    pub client_forms: bool,
+    /// Warden's own console, where questions go too.
+    pub console: Option<&'a warden_console::Console>,
     /// Cancelled with the call: the question is withdrawn.
     pub cancelled: &'a CancellationToken,
     /// Given back while a person is asked, taken again after.
@@ -156,7 +206,8 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
             Some(question) = questions.recv() => {
                 // Waiting for a person is not work: others' calls may run meanwhile.
                 waiting.slot.held = None;
-                let mut answered = ask_person(waiting.peer, question.form, waiting.cancelled).await;
+                let asking = Asking { peer: waiting.client_forms.then_some(waiting.peer), console: waiting.console };
+                let mut answered = ask_person(asking, question.form, question.console, waiting.cancelled).await;
                 // Answered or not, the call goes on working: with a slot again.
                 tokio::select! {
                     slot = waiting.slot.slots.clone().acquire_owned() => waiting.slot.held = slot.ok(),
@@ -171,32 +222,67 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
     }
 }
 
-/// Asks by `elicitation/create`; withdraws the question when the call is
-/// cancelled or nobody answers in time.
-async fn ask_person(peer: &Peer<RoleServer>, form: ElicitRequestParams, cancelled: &CancellationToken) -> Option<ElicitResult> {
-    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form));
-    let mut handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
-        Ok(handle) => handle,
-        Err(e) => {
-            tracing::warn!("elicitation failed: {e}");
-            return None;
+/// Where a question goes: the client's form, the console, or both.
+struct Asking<'a> {
+    peer: Option<&'a Peer<RoleServer>>,
+    console: Option<&'a warden_console::Console>,
+}
+
+/// Asks the person wherever `asking` says; the first answer wins, and the
+/// other question is withdrawn, as both are when the call is cancelled or
+/// nobody answers in time.
+async fn ask_person(
+    asking: Asking<'_>,
+    form: ElicitRequestParams,
+    question: warden_console::NewQuestion,
+    cancelled: &CancellationToken,
+) -> Option<Decided> {
+    let mut handle = match asking.peer {
+        Some(peer) => match peer.send_request_with_option(ServerRequest::ElicitRequest(ElicitRequest::new(form)), PeerRequestOptions::no_options()).await {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                tracing::warn!("elicitation failed: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+    let mut on_page = asking.console.map(|console| console.ask(question));
+    let deadline = tokio::time::sleep(ANSWER_TIME);
+    tokio::pin!(deadline);
+    let decided = loop {
+        if handle.is_none() && on_page.is_none() {
+            break None;
+        }
+        tokio::select! {
+            answered = async { (&mut handle.as_mut().expect("checked by the guard").rx).await }, if handle.is_some() => match answered {
+                Ok(Ok(ClientResult::ElicitResult(result))) => {
+                    handle = None;
+                    break Some(Decided::Client(result));
+                }
+                // The client could not show the form: the console may still be answered.
+                other => {
+                    tracing::warn!("elicitation failed: {other:?}");
+                    handle = None;
+                }
+            },
+            answered = async { on_page.as_mut().expect("checked by the guard").answer().await }, if on_page.is_some() => match answered {
+                Some(decision) => break Some(Decided::Console(decision)),
+                None => on_page = None,
+            },
+            () = &mut deadline => break None,
+            () = cancelled.cancelled() => break None,
         }
     };
-    let withdrawn = tokio::select! {
-        answered = tokio::time::timeout(ANSWER_TIME, &mut handle.rx) => match answered {
-            Ok(Ok(Ok(ClientResult::ElicitResult(result)))) => return Some(result),
-            Ok(other) => {
-                tracing::warn!("elicitation failed: {other:?}");
-                return None;
-            }
-            Err(_) => "nobody answered in time",
-        },
-        () = cancelled.cancelled() => "the call was cancelled",
-    };
-    if let Err(e) = handle.cancel(Some(withdrawn.to_owned())).await {
-        tracing::debug!("the question was not withdrawn: {e}");
+    // Dropped, the console's question is withdrawn from the page; the client's form is withdrawn here.
+    drop(on_page);
+    if let Some(handle) = handle {
+        let why = if matches!(decided, Some(Decided::Console(_))) { "answered at Warden's console" } else { "the call was cancelled, or nobody answered in time" };
+        if let Err(e) = handle.cancel(Some(why.to_owned())).await {
+            tracing::debug!("the question was not withdrawn: {e}");
+        }
     }
-    None
+    decided
 }
 
 /// 2026-07-28: leaves the first new request unanswered and keeps it, for the

@@ -35,6 +35,9 @@ struct Shared {
     slots: Arc<Semaphore>,
     /// Numbers the clients, whose questions' states are bound to them.
     clients: AtomicU64,
+    /// Warden's own console (`--console`): questions go there too, and it
+    /// lists the calls running and the grants in force.
+    console: Option<warden_console::Console>,
 }
 
 /// One client's approval sessions, one per worker used, and its own
@@ -69,8 +72,16 @@ impl WardenMcp {
             seal: StateSeal::new()?,
             slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
             clients: AtomicU64::new(0),
+            console: None,
         };
         WardenMcp::for_client(Arc::new(shared))
+    }
+
+    /// Puts questions on `console` too, and lists calls and grants there.
+    /// Before the first client is served.
+    pub fn with_console(mut self, console: warden_console::Console) -> WardenMcp {
+        Arc::get_mut(&mut self.shared).expect("a console is given before any client is served").console = Some(console);
+        self
     }
 
     /// Another client of the same server: the same tools, its own approvals.
@@ -114,13 +125,17 @@ impl WardenMcp {
     }
 
     /// This client's session for `worker` under `catalogue`, made when first needed.
-    fn session(&self, catalogue: &Catalogue, worker: Option<&str>) -> Result<Arc<ClientSession>, String> {
+    fn session(&self, catalogue: &Catalogue, worker: Option<&str>, client_name: Option<&str>) -> Result<Arc<ClientSession>, String> {
         let mut sessions = self.sessions_under(catalogue)?;
         let key = worker.map(str::to_owned);
         if let Some(session) = sessions.by_worker.get(&key) {
             return Ok(session.clone());
         }
-        let session = Arc::new(ClientSession::new((catalogue.offer.new_session)(worker)?));
+        let session = Arc::new(ClientSession::new((catalogue.offer.new_session)(worker)?, self.label(client_name)));
+        if let Some(console) = &self.shared.console {
+            let source: Arc<dyn warden_console::GrantSource> = session.clone();
+            console.grants_of(Arc::downgrade(&source));
+        }
         sessions.by_worker.insert(key, session.clone());
         Ok(session)
     }
@@ -147,6 +162,11 @@ impl WardenMcp {
         Ok(sessions)
     }
 
+    /// The client as the console names it: its name and number.
+    fn label(&self, name: Option<&str>) -> String {
+        format!("{} #{}", name.unwrap_or("a client"), self.number)
+    }
+
     /// Who may answer this call's approval requests: answers given in
     /// advance, else the person at the client (by elicitation now, or, for
     /// 2026-07-28 clients, in the call's result), else nobody.
@@ -156,9 +176,13 @@ impl WardenMcp {
         if catalogue.offer.answers_in_advance {
             return Asking { approver: None, client, waits_for_client: false, answered: None, tool };
         }
+        let label = self.label(client.as_deref());
+        let console = self.shared.console.is_some();
         let (approver, waits_for_client, answered): (Box<dyn Approver>, bool, _) = match how {
             How::Deferring { asked, answered } => (Box::new(Deferring { asked: asked.clone() }), false, answered.map(|a| (a, asked))),
-            How::Eliciting { questions, cancel } if can_elicit(context) => (Box::new(Eliciting { questions, cancel }), true, None),
+            How::Eliciting { questions, cancel } if can_elicit(context) || console => {
+                (Box::new(Eliciting { questions, cancel, client: label, via: None }), true, None)
+            }
             How::Eliciting { .. } | How::Nobody => (Box::new(DenyAll), false, None),
         };
         Asking { approver: Some(approver), client, waits_for_client, answered, tool }
@@ -188,7 +212,7 @@ impl WardenMcp {
                 Ok(args) => args,
                 Err(message) => return Ok(refused(message)),
             };
-            let session = match self.session(&catalogue, catalogue.offer.worker.as_deref()) {
+            let session = match self.session(&catalogue, catalogue.offer.worker.as_deref(), asking.client.as_deref()) {
                 Ok(session) => session,
                 Err(message) => return Ok(refused(message)),
             };
@@ -217,7 +241,7 @@ impl WardenMcp {
         }
         let components = catalogue.offer.components.as_ref().expect("a component tool has its components");
         let worker = components.get(&name).and_then(crate::Components::worker_of).map(str::to_owned);
-        let session = match self.session(&catalogue, worker.as_deref()) {
+        let session = match self.session(&catalogue, worker.as_deref(), asking.client.as_deref()) {
             Ok(session) => session,
             Err(message) => return Ok(refused(message)),
         };
@@ -242,6 +266,15 @@ enum How {
     /// 2026-07-28: in the call's result; with the answers the call brings.
     Deferring { asked: Arc<Mutex<Option<warden_fs::approval::Request>>>, answered: Option<Answered> },
     Nobody,
+}
+
+/// What a call does, in a few words for the console: its arguments, cut short.
+fn detail(request: &CallToolRequestParams) -> String {
+    let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+    match arguments.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &arguments[..cut]),
+        None => arguments,
+    }
 }
 
 /// The HTTP request of a stateless call (2026-07-28 over HTTP, no session).
@@ -334,8 +367,11 @@ impl ServerHandler for WardenMcp {
         let asked = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         let (questions, mut to_ask) = mpsc::channel(1);
+        let console = self.shared.console.as_ref();
         let how = match (in_result, &request.request_state) {
             (false, _) => How::Eliciting { questions, cancel: cancel.clone() },
+            // With a console, a 2026-07-28 call waits for the person there.
+            (true, None) if console.is_some() => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that takes no forms is never asked: it gets today's refusal.
             (true, None) if !can_elicit(&context) => How::Nobody,
             (true, None) => How::Deferring { asked: asked.clone(), answered: None },
@@ -351,9 +387,18 @@ impl ServerHandler for WardenMcp {
         };
         let asking = self.asking(&catalogue, &context, how, &name);
         let _watchers = Watchers::start(&context, cancel.clone());
+        let _listed = console.map(|console| {
+            let call = warden_console::NewCall { client: self.label(asking.client.as_deref()), tool: name.clone(), detail: detail(&request) };
+            let (flag, ct) = (cancel.clone(), context.ct.clone());
+            console.call_started(call, move || {
+                flag.store(true, Ordering::SeqCst);
+                ct.cancel();
+            })
+        });
         let generation = catalogue.generation;
         let current = || *self.shared.generation.borrow() == generation;
-        let waiting = Waiting { peer: &context.peer, cancelled: &context.ct, slot: &mut slot, current: &current };
+        let client_forms = !in_result && can_elicit(&context);
+        let waiting = Waiting { peer: &context.peer, client_forms, console, cancelled: &context.ct, slot: &mut slot, current: &current };
         let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {

@@ -134,8 +134,10 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let status_read = pipes.map(|p| p.status_read);
     let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
     let refused = egress.map(Egress::finish).unwrap_or_default();
+    // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
         && !timed_out
+        && !cancelled
         && !read_all(status_read).contains("\"exit-code\"")
     {
         let stderr = String::from_utf8_lossy(&err.bytes);

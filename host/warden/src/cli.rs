@@ -293,6 +293,13 @@ pub struct McpArgs {
     /// a tool read. Needed to serve an address other than loopback.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
+    /// Also serve Warden's console at http://ADDR/, e.g. 127.0.0.1:8766 (loopback
+    /// only): a page where you answer the sandbox's questions whatever the
+    /// client can show, see and cancel the calls running, revoke grants and read
+    /// the audit log. Questions go to the client's form and to the console; the
+    /// first answer wins. Log in with the one-time URL printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    pub console: Option<std::net::SocketAddr>,
     /// HTTP client sessions open at once; an `initialize` beyond gets a JSON-RPC
     /// error while the open sessions go on [default: 64].
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]

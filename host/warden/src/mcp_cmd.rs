@@ -31,7 +31,14 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         }),
         None => None,
     };
-    let server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
+    let mut server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
+    if let Some(address) = args.console {
+        let policy = warden_policy::load(&args.policy)?;
+        let console = warden_console::Console::new(args.approvals.audit.clone().or_else(|| policy.audit.clone()));
+        let login = warden_console::serve_in_background(console.clone(), address).map_err(|e| Failure::usage(format!("--console {address}: {e}")))?;
+        eprintln!("warden: the console is at {login} (a one-time login: open it in your browser; nobody else needs it)");
+        server = server.with_console(console);
+    }
     let reloader = args.watch.then(|| Reloader {
         files,
         rebuild: Box::new(move || offer(&args, max_concurrent).map_err(|f| f.message)),

@@ -36,6 +36,12 @@ pub enum Answer {
 /// Decides requests: a person at a terminal, a script, or nobody.
 pub trait Approver: Send {
     fn decide(&mut self, request: &Request) -> Answer;
+
+    /// Where the last answer came from (`client`, `console`), for the audit
+    /// log's `via`; `None` where there is one way only.
+    fn answered_via(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The approver when no one can be asked: every request stays unanswered.

@@ -52,6 +52,10 @@ pub struct AuditRecord {
     /// For a refusal: the text the tool or agent was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+    /// Where the person answered: `client` (the MCP client's form) or
+    /// `console` (Warden's own page); absent where there is one way only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl AuditRecord {
@@ -81,6 +85,7 @@ impl AuditRecord {
             scope: scope.map(|s: Scope| s.as_str().to_owned()),
             decision,
             refusal: None,
+            via: None,
         }
     }
 
@@ -126,6 +131,7 @@ impl AuditRecord {
             scope: None,
             decision: Decision::Refused,
             refusal: Some(text),
+            via: None,
         }
     }
 }

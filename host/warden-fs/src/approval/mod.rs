@@ -13,9 +13,11 @@ mod effective;
 mod request;
 mod scripted;
 mod session;
+mod suggest;
 
 pub use approver::{Answer, Approver, DenyAll, Scope};
 pub use audit::{AuditLog, AuditRecord, Decision};
 pub use request::{GrantDir, Reason, Request};
 pub use scripted::{ScriptedApprover, ScriptedRule};
 pub use session::{ApprovalSession, Refusable, SessionInfo};
+pub use suggest::suggestion;

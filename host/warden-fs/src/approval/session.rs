@@ -66,13 +66,15 @@ pub struct ApprovalSession {
     approver: Box<dyn Approver>,
     audit: Option<AuditLog>,
     session_grants: Vec<Grant>,
+    /// How many of `session_grants` a fork was given (the rest are its own).
+    inherited: usize,
     once_grants: Vec<Grant>,
     client: Option<String>,
 }
 
 impl ApprovalSession {
     pub fn new(base: Sandbox, dynamic: Option<Dynamic>, approver: Box<dyn Approver>, audit: Option<AuditLog>, info: SessionInfo) -> Self {
-        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), once_grants: Vec::new(), client: None }
+        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), inherited: 0, once_grants: Vec::new(), client: None }
     }
 
     /// The session of `worker` (or the program) under `policy`, with its dynamic ceiling.
@@ -106,13 +108,15 @@ impl ApprovalSession {
         };
         let mut fork = ApprovalSession::new(self.base.try_clone()?, self.dynamic.clone(), approver, audit, self.info.clone());
         fork.session_grants = self.session_grants.clone();
+        fork.inherited = fork.session_grants.len();
         fork.client = self.client.clone();
         Ok(fork)
     }
 
-    /// Takes the session grants of `fork` that this session lacks.
+    /// Takes the session grants `fork` was given since it was made (one it
+    /// inherited and this session revoked meanwhile stays revoked).
     pub fn adopt(&mut self, fork: ApprovalSession) {
-        for grant in fork.session_grants {
+        for grant in fork.session_grants.into_iter().skip(fork.inherited) {
             if !self.session_grants.contains(&grant) {
                 self.session_grants.push(grant);
             }
@@ -123,6 +127,14 @@ impl ApprovalSession {
     pub fn sandbox(&self) -> Result<Sandbox> {
         let grants: Vec<&Grant> = self.session_grants.iter().chain(&self.once_grants).collect();
         effective(&self.base, &grants)
+    }
+
+    /// Ends the session's grant of `access` to the folder `path`; false when
+    /// there is none. The next access there asks again.
+    pub fn revoke(&mut self, access: Access, path: &str) -> bool {
+        let before = self.session_grants.len();
+        self.session_grants.retain(|g| !(g.access == access && g.dir.path.as_str() == path));
+        before != self.session_grants.len()
     }
 
     /// The folders granted for the session so far, with their access.
@@ -225,7 +237,8 @@ impl ApprovalSession {
     pub fn ask(&mut self, request: Request) -> Result<Answer> {
         let answer = self.approver.decide(&request);
         let log = answer != Answer::Deferred;
-        self.settle(request, answer, log)
+        let via = self.approver.answered_via();
+        self.settle_via(request, answer, log, via)
     }
 
     /// Applies `answer` to `request` as if the approver had given it, and
@@ -233,12 +246,18 @@ impl ApprovalSession {
     /// call was logged then). Returns the answer applied: a choice that is not
     /// one of the request's counts as a denial.
     pub fn settle(&mut self, request: Request, answer: Answer, log: bool) -> Result<Answer> {
+        self.settle_via(request, answer, log, None)
+    }
+
+    /// [`ApprovalSession::settle`], with where the person answered (`via`
+    /// in the audit log).
+    pub fn settle_via(&mut self, request: Request, answer: Answer, log: bool, via: Option<&str>) -> Result<Answer> {
         let answer = match answer {
             Answer::Allow { choice, .. } if choice >= request.choices.len() => Answer::Deny,
             answer => answer,
         };
         if let (Some(audit), true) = (&mut self.audit, log) {
-            let record = AuditRecord::new(&self.info.id, &request, answer);
+            let record = AuditRecord { via: via.map(str::to_owned), ..AuditRecord::new(&self.info.id, &request, answer) };
             audit.append(&record).map_err(audit_failed)?;
         }
         if let Answer::Allow { scope, choice } = answer {

@@ -1,0 +1,63 @@
+//! The audit log as the page shows it: newest first, filtered, with the
+//! policy lines that would keep what each session was granted.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use warden_fs::approval::{suggestion, AuditLog, AuditRecord, Decision};
+
+/// The most lines one view shows.
+const SHOWN: usize = 500;
+
+/// The page's filters: each, when given, must be contained in the field
+/// (the decision must be equal).
+#[derive(Debug, Default, Deserialize)]
+pub struct Filter {
+    pub client: Option<String>,
+    pub tool: Option<String>,
+    pub decision: Option<String>,
+    pub path: Option<String>,
+}
+
+impl Filter {
+    fn keeps(&self, record: &AuditRecord) -> bool {
+        let has = |field: Option<&str>, wanted: &Option<String>| match wanted.as_deref().filter(|w| !w.is_empty()) {
+            None => true,
+            Some(wanted) => field.is_some_and(|f| f.contains(wanted)),
+        };
+        let decision = serde_json::to_value(record.decision).ok().and_then(|v| v.as_str().map(str::to_owned));
+        has(record.client.as_deref(), &self.client)
+            && has(record.tool.as_deref(), &self.tool)
+            && self.decision.as_deref().filter(|d| !d.is_empty()).is_none_or(|d| decision.as_deref() == Some(d))
+            && has(Some(&record.path), &self.path)
+    }
+}
+
+/// The view of the log at `path` under `filter`, as JSON: `records` (newest
+/// first, at most [`SHOWN`]), `total` (the lines that passed), and
+/// `suggestions` (per session that was granted something for the session).
+pub fn view(path: Option<&Path>, filter: &Filter) -> serde_json::Value {
+    let Some(path) = path else {
+        return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": "this policy keeps no audit log (audit: in the policy)" });
+    };
+    let records = match AuditLog::read(path) {
+        Ok(records) => records,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": format!("cannot read {}: {e}", path.display()) }),
+    };
+    let kept: Vec<&AuditRecord> = records.iter().rev().filter(|r| filter.keeps(r)).collect();
+    let mut sessions: Vec<&str> = Vec::new();
+    for record in &kept {
+        if record.decision == Decision::Allow && record.scope.as_deref() == Some("session") && !sessions.contains(&record.session.as_str()) {
+            sessions.push(&record.session);
+        }
+    }
+    let suggestions: Vec<serde_json::Value> = sessions
+        .iter()
+        .map(|session| {
+            let mine: Vec<&AuditRecord> = records.iter().filter(|r| r.session == *session).collect();
+            serde_json::json!({ "session": session, "policy": suggestion(session, &mine) })
+        })
+        .collect();
+    serde_json::json!({ "records": kept.iter().take(SHOWN).collect::<Vec<_>>(), "total": kept.len(), "suggestions": suggestions })
+}

@@ -1,0 +1,304 @@
+//! What the console shows, and what waits on it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tokio::sync::{oneshot, watch};
+
+/// What the person chose for a question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Allow this operation, on the folder at this index of the question's folders.
+    Once { folder: usize },
+    /// Allow it for the rest of the client's session.
+    Session { folder: usize },
+    Deny,
+}
+
+/// A question for the person: the same facts as the client's form.
+#[derive(Clone, Debug)]
+pub struct NewQuestion {
+    /// The MCP client's name (or `warden` for the CLI's own commands).
+    pub client: String,
+    pub tool: String,
+    /// `read` or `write`.
+    pub access: String,
+    pub path: String,
+    pub host_path: String,
+    pub reason: String,
+    /// The folders that may be granted, narrowest first.
+    pub folders: Vec<String>,
+    /// Whether "Allow for this session" is a choice.
+    pub offer_session: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct QuestionView {
+    id: u64,
+    client: String,
+    tool: String,
+    access: String,
+    path: String,
+    host_path: String,
+    reason: String,
+    folders: Vec<String>,
+    offer_session: bool,
+    /// Milliseconds since the epoch.
+    asked_at: u64,
+}
+
+/// A call running, as the console lists it.
+#[derive(Clone, Debug)]
+pub struct NewCall {
+    pub client: String,
+    pub tool: String,
+    /// What it does, in a few words (a command line, a path).
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct CallView {
+    id: u64,
+    client: String,
+    tool: String,
+    detail: String,
+    started_at: u64,
+}
+
+/// One grant in force, as a [`GrantSource`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GrantView {
+    pub access: String,
+    pub path: String,
+    pub host: String,
+}
+
+/// A client session whose grants the console lists and may revoke.
+pub trait GrantSource: Send + Sync {
+    fn client(&self) -> String;
+    fn grants(&self) -> Vec<GrantView>;
+    /// Ends the grant of `access` to `path`; false when there is none.
+    fn revoke(&self, access: &str, path: &str) -> bool;
+}
+
+type Cancel = Arc<dyn Fn() + Send + Sync>;
+
+#[derive(Default)]
+struct State {
+    questions: BTreeMap<u64, (QuestionView, oneshot::Sender<Decision>)>,
+    calls: BTreeMap<u64, (CallView, Cancel)>,
+    grants: BTreeMap<u64, Weak<dyn GrantSource>>,
+}
+
+struct Hub {
+    next: AtomicU64,
+    state: Mutex<State>,
+    /// Counts changes; the page's event stream waits on it.
+    changes: watch::Sender<u64>,
+    audit: Option<PathBuf>,
+}
+
+/// The console's state, shared by the server and every call that asks.
+#[derive(Clone)]
+pub struct Console(Arc<Hub>);
+
+impl Console {
+    /// `audit`: the audit log the page shows, if the policy keeps one.
+    pub fn new(audit: Option<PathBuf>) -> Console {
+        Console(Arc::new(Hub { next: AtomicU64::new(1), state: Mutex::default(), changes: watch::Sender::new(0), audit }))
+    }
+
+    pub(crate) fn audit(&self) -> Option<&PathBuf> {
+        self.0.audit.as_ref()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn next_id(&self) -> u64 {
+        self.0.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Tells the page that something changed.
+    pub fn changed(&self) {
+        self.0.changes.send_modify(|n| *n += 1);
+    }
+
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.0.changes.subscribe()
+    }
+
+    /// Puts `question` on the page until it is answered or the [`Asked`] is dropped.
+    pub fn ask(&self, question: NewQuestion) -> Asked {
+        let id = self.next_id();
+        let (reply, answer) = oneshot::channel();
+        let view = QuestionView {
+            id,
+            client: question.client,
+            tool: question.tool,
+            access: question.access,
+            path: question.path,
+            host_path: question.host_path,
+            reason: question.reason,
+            folders: question.folders,
+            offer_session: question.offer_session,
+            asked_at: now_ms(),
+        };
+        self.state().questions.insert(id, (view, reply));
+        self.changed();
+        Asked { id, answer, console: self.clone() }
+    }
+
+    /// The person's answer to question `id`; an error when it is not
+    /// pending, or the answer is not one of its choices.
+    pub(crate) fn answer(&self, id: u64, decision: Decision) -> Result<(), &'static str> {
+        let mut state = self.state();
+        let Some((view, _)) = state.questions.get(&id) else { return Err("that question is no longer pending") };
+        let valid = match decision {
+            Decision::Once { folder } => folder < view.folders.len(),
+            Decision::Session { folder } => folder < view.folders.len() && view.offer_session,
+            Decision::Deny => true,
+        };
+        if !valid {
+            return Err("that is not one of the question's choices");
+        }
+        let (_, reply) = state.questions.remove(&id).expect("looked up above");
+        drop(state);
+        let _ = reply.send(decision);
+        self.changed();
+        Ok(())
+    }
+
+    /// Lists a running call until the guard is dropped; `cancel` ends it.
+    pub fn call_started(&self, call: NewCall, cancel: impl Fn() + Send + Sync + 'static) -> CallGuard {
+        let id = self.next_id();
+        let view = CallView { id, client: call.client, tool: call.tool, detail: call.detail, started_at: now_ms() };
+        self.state().calls.insert(id, (view, Arc::new(cancel)));
+        self.changed();
+        CallGuard { id, console: self.clone() }
+    }
+
+    pub(crate) fn cancel(&self, id: u64) -> bool {
+        let cancel = self.state().calls.get(&id).map(|(_, cancel)| cancel.clone());
+        cancel.map(|cancel| cancel()).is_some()
+    }
+
+    /// Lists the grants of `source` while it lives.
+    pub fn grants_of(&self, source: Weak<dyn GrantSource>) {
+        let id = self.next_id();
+        self.state().grants.insert(id, source);
+    }
+
+    pub(crate) fn revoke(&self, source: u64, access: &str, path: &str) -> bool {
+        let source = self.state().grants.get(&source).and_then(Weak::upgrade);
+        let revoked = source.is_some_and(|s| s.revoke(access, path));
+        if revoked {
+            self.changed();
+        }
+        revoked
+    }
+
+    /// What the page shows, as JSON (the CSRF token is added by the route).
+    pub(crate) fn snapshot(&self) -> serde_json::Value {
+        let mut state = self.state();
+        state.grants.retain(|_, source| source.strong_count() > 0);
+        let questions: Vec<&QuestionView> = state.questions.values().map(|(view, _)| view).collect();
+        let calls: Vec<&CallView> = state.calls.values().map(|(view, _)| view).collect();
+        let sources: Vec<(u64, Arc<dyn GrantSource>)> = state.grants.iter().filter_map(|(id, s)| Some((*id, s.upgrade()?))).collect();
+        let snapshot = serde_json::json!({ "questions": questions, "calls": calls, "now": now_ms() });
+        drop(state);
+        let mut grants = Vec::new();
+        for (id, source) in sources {
+            let client = source.client();
+            for grant in source.grants() {
+                grants.push(serde_json::json!({ "source": id, "client": client, "access": grant.access, "path": grant.path, "host": grant.host }));
+            }
+        }
+        let mut snapshot = snapshot;
+        snapshot["grants"] = serde_json::Value::Array(grants);
+        snapshot
+    }
+}
+
+/// A question on the page; dropped, it is withdrawn.
+pub struct Asked {
+    id: u64,
+    answer: oneshot::Receiver<Decision>,
+    console: Console,
+}
+
+impl Asked {
+    /// The person's answer; `None` when the console went away.
+    pub async fn answer(&mut self) -> Option<Decision> {
+        (&mut self.answer).await.ok()
+    }
+}
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        if self.console.state().questions.remove(&self.id).is_some() {
+            self.console.changed();
+        }
+    }
+}
+
+/// A call on the page; dropped, it is gone from it.
+pub struct CallGuard {
+    id: u64,
+    console: Console,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.console.state().calls.remove(&self.id);
+        self.console.changed();
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question() -> NewQuestion {
+        NewQuestion {
+            client: "agent".into(),
+            tool: "write_file".into(),
+            access: "write".into(),
+            path: "/p/a.md".into(),
+            host_path: "/h/p/a.md".into(),
+            reason: "the mount asks".into(),
+            folders: vec!["/p".into()],
+            offer_session: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_the_question_once_and_only_a_choice_it_offered() {
+        let console = Console::new(None);
+        let mut asked = console.ask(question());
+        let id = asked.id;
+        assert_eq!(console.answer(id, Decision::Session { folder: 0 }), Err("that is not one of the question's choices"));
+        assert_eq!(console.answer(id, Decision::Once { folder: 1 }), Err("that is not one of the question's choices"));
+        assert_eq!(console.answer(id, Decision::Once { folder: 0 }), Ok(()));
+        assert_eq!(asked.answer().await, Some(Decision::Once { folder: 0 }));
+        assert_eq!(console.answer(id, Decision::Deny), Err("that question is no longer pending"));
+    }
+
+    #[test]
+    fn a_question_dropped_unanswered_is_withdrawn_from_the_page() {
+        let console = Console::new(None);
+        let asked = console.ask(question());
+        assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), 1);
+        drop(asked);
+        assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), 0);
+    }
+}

@@ -1,0 +1,110 @@
+// The console's page. Everything a tool, client or path is called arrives as
+// JSON and is set as text (textContent, option text), never parsed as HTML.
+'use strict';
+
+let csrf = '';
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key === 'class') node.className = value;
+    else if (key.startsWith('data-')) node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function code(text) { return el('code', {}, text); }
+
+function since(ms, now) {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function status(text, error) {
+  const node = document.getElementById('status');
+  node.textContent = text;
+  node.className = error ? 'status error' : 'status';
+}
+
+async function post(url, body) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-warden-csrf': csrf },
+    body: JSON.stringify(body || {}),
+  });
+  if (!response.ok) status(`${response.status}: ${await response.text()}`, true);
+  return response.ok;
+}
+
+function renderQuestions(questions) {
+  const box = document.getElementById('questions');
+  document.getElementById('question-count').textContent = String(questions.length);
+  if (!questions.length) {
+    box.replaceChildren(el('p', { class: 'empty' }, 'Nothing is waiting for you.'));
+    return;
+  }
+  box.replaceChildren(...questions.map((q) => {
+    const folder = el('select', { 'data-role': 'folder' }, ...q.folders.map((f, i) => el('option', { value: String(i) }, f)));
+    const choose = (decision) => () => post(`/api/questions/${q.id}`, { decision, folder: Number(folder.value) });
+    const buttons = [el('button', { class: 'allow', onclick: choose('once') }, 'Allow once')];
+    if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
+    buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
+    return el('div', { class: 'question', 'data-question-id': String(q.id) },
+      el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
+      el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
+      el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
+  }));
+}
+
+function renderCalls(calls, now) {
+  document.getElementById('call-count').textContent = String(calls.length);
+  document.querySelector('#calls tbody').replaceChildren(...calls.map((c) => el('tr', { 'data-call-id': String(c.id) },
+    el('td', {}, c.client), el('td', {}, c.tool), el('td', {}, code(c.detail)), el('td', {}, since(c.started_at, now)),
+    el('td', {}, el('button', { class: 'deny', onclick: () => post(`/api/calls/${c.id}/cancel`) }, 'Cancel')))));
+}
+
+function renderGrants(grants) {
+  document.querySelector('#grants tbody').replaceChildren(...grants.map((g) => el('tr', {},
+    el('td', {}, g.client), el('td', {}, g.access), el('td', {}, code(g.path)), el('td', {}, code(g.host)),
+    el('td', {}, el('button', { onclick: () => post(`/api/grants/${g.source}/revoke`, { access: g.access, path: g.path }) }, 'Revoke')))));
+}
+
+async function refresh() {
+  const response = await fetch('/api/state');
+  if (!response.ok) { status(`${response.status}: ${await response.text()}`, true); return; }
+  const state = await response.json();
+  csrf = state.csrf;
+  renderQuestions(state.questions);
+  renderCalls(state.calls, state.now);
+  renderGrants(state.grants);
+  status(`up to date at ${new Date().toLocaleTimeString()}`);
+}
+
+async function refreshAudit() {
+  const query = new URLSearchParams(new FormData(document.getElementById('filters')));
+  const response = await fetch(`/api/audit?${query}`);
+  if (!response.ok) return;
+  const view = await response.json();
+  document.getElementById('audit-note').textContent = view.note || `${view.total} line(s)${view.total > view.records.length ? `, the newest ${view.records.length} shown` : ''}`;
+  document.querySelector('#audit tbody').replaceChildren(...view.records.map((r) => el('tr', {},
+    el('td', {}, r.time), el('td', {}, r.client || 'warden'), el('td', {}, r.tool || ''), el('td', {}, r.operation),
+    el('td', {}, code(r.path)), el('td', {}, r.decision), el('td', {}, r.scope || ''), el('td', {}, r.via || ''),
+    el('td', {}, r.refusal || ''))));
+  const box = document.getElementById('suggestions');
+  if (!view.suggestions.length) box.replaceChildren(el('p', { class: 'empty' }, 'Nothing was granted for a session yet.'));
+  else box.replaceChildren(...view.suggestions.map((s) => el('pre', {}, s.policy)));
+}
+
+let auditTimer = null;
+function auditSoon() {
+  clearTimeout(auditTimer);
+  auditTimer = setTimeout(refreshAudit, 150);
+}
+
+document.getElementById('filters').addEventListener('input', auditSoon);
+const events = new EventSource('/api/events');
+events.addEventListener('changed', () => { refresh(); auditSoon(); });
+events.onerror = () => status('disconnected from Warden; retrying…', true);
+setInterval(() => { refresh(); }, 5000);
