@@ -96,6 +96,8 @@ struct State {
 
 struct Hub {
     next: AtomicU64,
+    /// Where the page is served (`http://127.0.0.1:PORT`), once it is.
+    base: Mutex<String>,
     state: Mutex<State>,
     /// Counts changes; the page's event stream waits on it.
     changes: watch::Sender<u64>,
@@ -109,7 +111,16 @@ pub struct Console(Arc<Hub>);
 impl Console {
     /// `audit`: the audit log the page shows, if the policy keeps one.
     pub fn new(audit: Option<PathBuf>) -> Console {
-        Console(Arc::new(Hub { next: AtomicU64::new(1), state: Mutex::default(), changes: watch::Sender::new(0), audit }))
+        Console(Arc::new(Hub { next: AtomicU64::new(1), base: Mutex::default(), state: Mutex::default(), changes: watch::Sender::new(0), audit }))
+    }
+
+    pub(crate) fn served_at(&self, base: String) {
+        *self.0.base.lock().unwrap_or_else(|p| p.into_inner()) = base;
+    }
+
+    /// The page of question `id`: the console, which shows it first.
+    fn question_url(&self, id: u64) -> String {
+        format!("{}/?question={id}", self.0.base.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     pub(crate) fn audit(&self) -> Option<&PathBuf> {
@@ -233,6 +244,15 @@ pub struct Asked {
 }
 
 impl Asked {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The console's page for this question, for a client that opens URLs.
+    pub fn url(&self) -> String {
+        self.console.question_url(self.id)
+    }
+
     /// The person's answer; `None` when the console went away.
     pub async fn answer(&mut self) -> Option<Decision> {
         (&mut self.answer).await.ok()

@@ -49,6 +49,8 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
         )));
     }
     let (auth, secret) = Auth::new(address.port())?;
+    let host = if address.is_ipv6() { format!("[{}]", address.ip()) } else { address.ip().to_string() };
+    console.served_at(format!("http://{host}:{}", address.port()));
     let app = Arc::new(App { console, auth });
     let router = Router::new()
         .route("/login", get(login))
@@ -68,7 +70,6 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
             tracing::warn!("the console stopped: {e}");
         }
     });
-    let host = if address.is_ipv6() { format!("[{}]", address.ip()) } else { address.ip().to_string() };
     Ok(Served { login_url: format!("http://{host}:{}/login?token={secret}", address.port()), port: address.port(), task })
 }
 

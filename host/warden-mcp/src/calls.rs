@@ -162,6 +162,11 @@ pub fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
+/// The client takes URL elicitations: it sends the person to a page.
+pub fn can_open_urls(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some())
+}
+
 /// Runs `work` where it costs least: a short one that cannot wait for the
 /// client right here, sparing two thread switches (most of a small call's
 /// time); anything else on the blocking pool, off the async threads.

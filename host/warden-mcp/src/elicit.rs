@@ -176,8 +176,8 @@ fn for_console(request: &Request, client: &str) -> warden_console::NewQuestion {
 /// What a call needs while its questions are put to the person.
 pub struct Waiting<'a> {
     pub peer: &'a Peer<RoleServer>,
-    /// The client takes `elicitation/create` forms now.
-    pub client_forms: bool,
+    /// How the client itself is asked, if at all.
+    pub client_way: ClientWay,
     /// Warden's own console, where questions go too.
     pub console: Option<&'a warden_console::Console>,
     /// Cancelled with the call: the question is withdrawn.
@@ -206,7 +206,7 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
             Some(question) = questions.recv() => {
                 // Waiting for a person is not work: others' calls may run meanwhile.
                 waiting.slot.held = None;
-                let asking = Asking { peer: waiting.client_forms.then_some(waiting.peer), console: waiting.console };
+                let asking = Asking { peer: (waiting.client_way != ClientWay::Not).then_some(waiting.peer), way: waiting.client_way, console: waiting.console };
                 let mut answered = ask_person(asking, question.form, question.console, waiting.cancelled).await;
                 // Answered or not, the call goes on working: with a slot again.
                 tokio::select! {
@@ -222,9 +222,21 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
     }
 }
 
-/// Where a question goes: the client's form, the console, or both.
+/// How a call's client is asked, by `elicitation/create`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ClientWay {
+    /// Not at all (it takes no elicitation, or asks in its results).
+    Not,
+    /// A form with the choices.
+    Form,
+    /// The console's page for the question (`mode: "url"`), where the person answers.
+    Url,
+}
+
+/// Where a question goes: the client (a form, or the console's page), the console, or both.
 struct Asking<'a> {
     peer: Option<&'a Peer<RoleServer>>,
+    way: ClientWay,
     console: Option<&'a warden_console::Console>,
 }
 
@@ -237,8 +249,23 @@ async fn ask_person(
     question: warden_console::NewQuestion,
     cancelled: &CancellationToken,
 ) -> Option<Decided> {
+    let message = match &form {
+        ElicitRequestParams::FormElicitationParams { message, .. } | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+        _ => String::new(),
+    };
+    let mut on_page = asking.console.map(|console| console.ask(question));
+    // A client that takes URLs is sent the console's page for the question instead of a form.
+    let sent = match (asking.way, &on_page) {
+        (ClientWay::Url, Some(asked)) => ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: format!("{message} Answer at Warden's console."),
+            url: asked.url(),
+            elicitation_id: format!("warden-question-{}", asked.id()),
+        },
+        _ => form,
+    };
     let mut handle = match asking.peer {
-        Some(peer) => match peer.send_request_with_option(ServerRequest::ElicitRequest(ElicitRequest::new(form)), PeerRequestOptions::no_options()).await {
+        Some(peer) => match peer.send_request_with_option(ServerRequest::ElicitRequest(ElicitRequest::new(sent)), PeerRequestOptions::no_options()).await {
             Ok(handle) => Some(handle),
             Err(e) => {
                 tracing::warn!("elicitation failed: {e}");
@@ -247,7 +274,6 @@ async fn ask_person(
         },
         None => None,
     };
-    let mut on_page = asking.console.map(|console| console.ask(question));
     let deadline = tokio::time::sleep(ANSWER_TIME);
     tokio::pin!(deadline);
     let decided = loop {
@@ -256,6 +282,8 @@ async fn ask_person(
         }
         tokio::select! {
             answered = async { (&mut handle.as_mut().expect("checked by the guard").rx).await }, if handle.is_some() => match answered {
+                // The person went to the page: the answer comes from there.
+                Ok(Ok(ClientResult::ElicitResult(result))) if asking.way == ClientWay::Url && result.action == ElicitationAction::Accept => handle = None,
                 Ok(Ok(ClientResult::ElicitResult(result))) => {
                     handle = None;
                     break Some(Decided::Client(result));

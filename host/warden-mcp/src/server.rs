@@ -15,9 +15,9 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{mpsc, watch, Semaphore};
 use warden_fs::approval::{Approver, DenyAll};
 
-use crate::calls::{blocking, can_elicit, in_session, run_work, Asking, ClientSession, Ran, Watchers};
+use crate::calls::{blocking, can_elicit, can_open_urls, in_session, run_work, Asking, ClientSession, Ran, Watchers};
 use crate::catalogue::{Catalogue, Offer};
-use crate::elicit::{asking_while, Answered, Call, Deferring, Eliciting, Question, Retried, Slot, StateSeal, Waiting};
+use crate::elicit::{asking_while, Answered, Call, ClientWay, Deferring, Eliciting, Question, Retried, Slot, StateSeal, Waiting};
 use crate::file_tools::FileTool;
 use crate::shell_tool;
 
@@ -397,8 +397,13 @@ impl ServerHandler for WardenMcp {
         });
         let generation = catalogue.generation;
         let current = || *self.shared.generation.borrow() == generation;
-        let client_forms = !in_result && can_elicit(&context);
-        let waiting = Waiting { peer: &context.peer, client_forms, console, cancelled: &context.ct, slot: &mut slot, current: &current };
+        let client_way = match () {
+            () if in_result => ClientWay::Not,
+            () if console.is_some() && can_open_urls(&context) => ClientWay::Url,
+            () if can_elicit(&context) => ClientWay::Form,
+            () => ClientWay::Not,
+        };
+        let waiting = Waiting { peer: &context.peer, client_way, console, cancelled: &context.ct, slot: &mut slot, current: &current };
         let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {

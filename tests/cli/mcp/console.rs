@@ -168,6 +168,25 @@ fn with_a_form_too_the_first_answer_wins_and_the_other_question_is_withdrawn() {
 }
 
 #[test]
+fn a_client_that_opens_urls_is_sent_the_questions_page_and_the_call_completes_after_the_click() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, page) = with_console(&f, OLD, json!({ "elicitation": { "url": {} } }));
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("a.md") }));
+    let asked = c.wait_for("elicitation/create", Duration::from_secs(20)).expect("the client is asked");
+    let question = &page.questions(1)[0];
+    assert_eq!(asked["params"]["mode"], "url", "{asked}");
+    assert_eq!(asked["params"]["url"], format!("http://127.0.0.1:{}/?question={}", page.port, question["id"]));
+    assert!(asked["params"]["message"].as_str().unwrap().starts_with("write_file asks to write /portfolio/drafts/a.md"), "{asked}");
+    // The client took the person to the page: the answer comes from there.
+    c.send(&json!({ "jsonrpc": "2.0", "id": asked["id"], "result": { "action": "accept" } }).to_string());
+    assert!(c.response_within(id, Duration::from_millis(300)).is_none(), "the call finished before the person answered");
+    page.answer(question, "once");
+    ok(&c.response_within(id, Duration::from_secs(20)).expect("the call ended")["result"]);
+    assert_eq!(audit_lines(&f)[0]["via"], "console");
+}
+
+#[test]
 fn a_grant_for_the_session_is_listed_and_revoked_and_the_next_write_asks_again() {
     let f = Fixture::new();
     f.file("policy.yaml", APPROVAL_POLICY);

@@ -38,6 +38,9 @@ async function post(url, body) {
   return response.ok;
 }
 
+// A client that opens URLs sends the person to /?question=ID: that one is marked.
+const wanted = new URLSearchParams(location.search).get('question');
+
 function renderQuestions(questions) {
   const box = document.getElementById('questions');
   document.getElementById('question-count').textContent = String(questions.length);
@@ -51,7 +54,7 @@ function renderQuestions(questions) {
     const buttons = [el('button', { class: 'allow', onclick: choose('once') }, 'Allow once')];
     if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
     buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
-    return el('div', { class: 'question', 'data-question-id': String(q.id) },
+    return el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id) },
       el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
       el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
       el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
