@@ -6,6 +6,7 @@
 
 mod approvals;
 mod console;
+mod console_browser;
 mod transport;
 
 use std::io::{BufRead, BufReader, Write};

@@ -213,8 +213,9 @@ async fn events(State(app): State<Arc<App>>, method: Method, headers: HeaderMap)
         if !first && changes.changed().await.is_err() {
             return None;
         }
-        changes.borrow_and_update();
-        Some((Ok::<_, Infallible>(Event::default().event("changed").data("")), (changes, false)))
+        // Browsers drop an event whose data is empty: it carries the change's number.
+        let number = *changes.borrow_and_update();
+        Some((Ok::<_, Infallible>(Event::default().event("changed").data(number.to_string())), (changes, false)))
     });
     Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
 }

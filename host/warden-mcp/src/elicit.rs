@@ -112,6 +112,9 @@ pub struct Eliciting {
     pub client: String,
     /// Where the last answer came from.
     pub via: Option<&'static str>,
+    /// Whether "Allow for this session" is a choice (not where no session
+    /// outlives the call: stateless HTTP).
+    pub offer_session: bool,
 }
 
 /// A question for the person, as a form and as the console shows it, and
@@ -132,7 +135,7 @@ impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
         let (reply, answered) = oneshot::channel();
         self.via = None;
-        let question = Question { form: form(request, true), console: for_console(request, &self.client), reply };
+        let question = Question { form: form(request, self.offer_session), console: for_console(request, &self.client, self.offer_session), reply };
         if self.questions.blocking_send(question).is_err() {
             return Answer::Unanswered;
         }
@@ -140,13 +143,14 @@ impl Approver for Eliciting {
             Ok(Some(_)) if self.cancel.load(Ordering::SeqCst) => Answer::Unanswered,
             Ok(Some(Decided::Client(result))) => {
                 self.via = Some("client");
-                answer(request, &result, true)
+                answer(request, &result, self.offer_session)
             }
             Ok(Some(Decided::Console(decision))) => {
                 self.via = Some("console");
                 match decision {
                     warden_console::Decision::Once { folder } => Answer::Allow { scope: Scope::Once, choice: folder },
-                    warden_console::Decision::Session { folder } => Answer::Allow { scope: Scope::Session, choice: folder },
+                    warden_console::Decision::Session { folder } if self.offer_session => Answer::Allow { scope: Scope::Session, choice: folder },
+                    warden_console::Decision::Session { .. } => Answer::Unanswered,
                     warden_console::Decision::Deny => Answer::Deny,
                 }
             }
@@ -160,7 +164,7 @@ impl Approver for Eliciting {
 }
 
 /// `request` as the console shows it: the form's facts, escaped alike.
-fn for_console(request: &Request, client: &str) -> warden_console::NewQuestion {
+fn for_console(request: &Request, client: &str, offer_session: bool) -> warden_console::NewQuestion {
     warden_console::NewQuestion {
         client: client.to_owned(),
         tool: shown(request.tool.as_deref().unwrap_or("a tool")).into_owned(),
@@ -169,7 +173,7 @@ fn for_console(request: &Request, client: &str) -> warden_console::NewQuestion {
         host_path: shown(&request.host_path.to_string_lossy()).into_owned(),
         reason: request.reason.to_string(),
         folders: request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect(),
-        offer_session: true,
+        offer_session,
     }
 }
 

@@ -181,7 +181,8 @@ impl WardenMcp {
         let (approver, waits_for_client, answered): (Box<dyn Approver>, bool, _) = match how {
             How::Deferring { asked, answered } => (Box::new(Deferring { asked: asked.clone() }), false, answered.map(|a| (a, asked))),
             How::Eliciting { questions, cancel } if can_elicit(context) || console => {
-                (Box::new(Eliciting { questions, cancel, client: label, via: None }), true, None)
+                let offer_session = stateless_http(context).is_none();
+                (Box::new(Eliciting { questions, cancel, client: label, via: None, offer_session }), true, None)
             }
             How::Eliciting { .. } | How::Nobody => (Box::new(DenyAll), false, None),
         };
