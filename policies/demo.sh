@@ -8,6 +8,7 @@ trap 'echo "policies/demo.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$repo/policies/setup.sh"
 bash "$repo/guests/build.sh"
+bash "$repo/tests/browser/setup.sh"
 echo "building warden (the first build compiles wasmtime: several minutes)" >&2
 cargo build --quiet --locked --manifest-path "$repo/Cargo.toml" -p warden
 guests="$repo/guests/out"

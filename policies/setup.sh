@@ -6,6 +6,7 @@
 #   curl          the tests' client for the network allowlist's proxy
 #   podman, runc, catatonit, busybox-static
 #                 the container backend (`backend: container`) and its example image
+#   chromium      the browser the console's tests drive (tests/browser)
 # As root they are installed, podman's settings for this host written to
 # /etc/containers/containers.conf.d/warden.conf (see policies/podman-conf.sh)
 # and the example image built. Otherwise the command to run is printed; without
@@ -36,6 +37,7 @@ command -v podman >/dev/null || missing+=(podman)
 command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/bin/catatonit ] || [ -x /usr/libexec/podman/catatonit ] || missing+=(catatonit)
 [ -x /bin/busybox ] || missing+=(busybox-static)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -eq 0 ]; then
     containers_ready
     exit 0
@@ -55,9 +57,9 @@ fi
 
 echo "setup: missing system packages: ${missing[*]}. As root, run:" >&2
 echo "    apt-get update && ${install[*]}" >&2
-optional=" bubblewrap podman runc catatonit busybox-static "
+optional=" bubblewrap podman runc catatonit busybox-static chromium "
 if [ -n "$(for m in "${missing[@]}"; do [[ $optional == *" $m "* ]] || echo "$m"; done)" ]; then
     echo "setup: the example tools cannot be built without them; stopping" >&2
     exit 1
 fi
-echo "setup: going on without them: without bubblewrap the demo's shell command runs WITHOUT an OS sandbox (with a warning); without podman, container policies fail" >&2
+echo "setup: going on without them: without bubblewrap the demo's shell command runs WITHOUT an OS sandbox (with a warning); without podman, container policies fail; without chromium, the console's browser tests fail" >&2
