@@ -189,7 +189,7 @@ fn serve(listener: UnixListener) -> ! {
     let runner = std::process::id() as c_int;
     let mut supervisors: Vec<c_int> = Vec::new();
     // Kept open, never read: their locks keep the placeholders bound here on the host.
-    let mut held: Vec<OwnedFd> = Vec::new();
+    let mut held = Held::default();
     loop {
         if readable(listener.as_raw_fd(), 100) {
             if let Ok((conn, _)) = listener.accept() {
@@ -249,7 +249,7 @@ fn children() -> Vec<c_int> {
 }
 
 /// Answers one connection; a command's supervisor's PID when one was started.
-fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &mut Vec<OwnedFd>) -> Option<c_int> {
+fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &mut Held) -> Option<c_int> {
     if !from_outside(&conn) {
         refuse(conn);
         return None;
@@ -258,7 +258,7 @@ fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &m
     let reply = match receive(&conn) {
         Ok((payload, fds)) if payload == HOLD => {
             let count = fds.len();
-            held.extend(fds);
+            held.take(fds);
             format!("held {count}\n")
         }
         Ok((payload, _)) if payload.starts_with(LISTEN) => match listen_port(&payload) {
@@ -276,6 +276,8 @@ fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &m
                 match unsafe { sys::fork() } {
                     0 => {
                         drop(unsafe { OwnedFd::from_raw_fd(listener.as_raw_fd()) });
+                        // The runner's copies keep the locks: none reaches the command.
+                        std::mem::take(held);
                         supervise(conn, request, stdout, stderr, runner)
                     }
                     pid if pid > 0 => return Some(pid),
@@ -289,14 +291,37 @@ fn answer(mut conn: UnixStream, runner: c_int, listener: &UnixListener, held: &m
     None
 }
 
+/// The files Warden handed over (`warden-hold-1`), one of each: a Warden
+/// that attaches to the container again hands them again.
+#[derive(Default)]
+struct Held(Vec<(u64, u64, OwnedFd)>);
+
+impl Held {
+    fn take(&mut self, fds: Vec<OwnedFd>) {
+        use std::os::unix::fs::MetadataExt;
+        for fd in fds {
+            let file = std::fs::File::from(fd);
+            let Ok(meta) = file.metadata() else { continue };
+            if !self.0.iter().any(|(dev, ino, _)| (*dev, *ino) == (meta.dev(), meta.ino())) {
+                self.0.push((meta.dev(), meta.ino(), file.into()));
+            }
+        }
+    }
+}
+
 /// Says no, and reads what the peer already sent without waiting for more:
 /// closed with it unread, the connection would be reset and the answer lost.
 fn refuse(mut conn: UnixStream) {
     let _ = conn.write_all(b"error the runner takes requests from Warden only\n");
     let _ = conn.shutdown(std::net::Shutdown::Write);
     let mut sink = [0u8; 64 << 10];
-    // SAFETY: a buffer of the length given.
-    while unsafe { sys::recv(conn.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len(), sys::MSG_DONTWAIT) } > 0 {}
+    // At most 1 MiB: a peer that keeps sending cannot hold the runner here.
+    for _ in 0..16 {
+        // SAFETY: a buffer of the length given.
+        if unsafe { sys::recv(conn.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len(), sys::MSG_DONTWAIT) } <= 0 {
+            break;
+        }
+    }
 }
 
 /// Whether the peer is outside this container's PID namespace, as Warden is:

@@ -62,8 +62,12 @@ pub fn args(
     for dir in &shield.pinned {
         a.bind("--bind", dir, dir);
     }
-    for path in shield.read_only.iter().chain(&shield.placeholders) {
+    for path in &shield.read_only {
         a.bind("--ro-bind", path, path);
+    }
+    for path in &shield.placeholders {
+        let source = if crate::placeholders::bound_onto_itself(path) { path.as_path() } else { Path::new("/dev/null") };
+        a.bind("--ro-bind", source, path);
     }
     a.path("--chdir", cwd);
     if let Some(fd) = seccomp_fd {

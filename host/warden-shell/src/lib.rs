@@ -18,6 +18,7 @@ mod probe;
 mod repos;
 mod run;
 mod sandbox;
+mod sandbox_init;
 pub mod seatbelt;
 mod seccomp;
 mod shield;

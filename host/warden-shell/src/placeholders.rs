@@ -1,8 +1,10 @@
 //! The files Warden makes where a protected path is missing, so that a
-//! read-only bind can hold the name: nothing can be made there while a
-//! command runs. A missing `.git/commondir` gets one that names the git
-//! folder itself (`.`), which git reads as if there were none, so that one
-//! left behind (Warden killed) changes nothing; any other is an empty file.
+//! bind can hold the name: nothing can be made there while a command runs.
+//! A missing `.git/commondir` gets one that names the git folder itself
+//! (`.`), which git reads as if there were none, bound read-only onto itself,
+//! so that one left behind (Warden killed) changes little; any other is an
+//! empty file with `/dev/null` bound over it (git skips a device, so a
+//! command's `git add -A` stages no placeholder).
 //!
 //! Several sandboxes may cover one path at once: two commands in one mount,
 //! a command and a container, two Wardens. Removing a file on the host lifts
@@ -30,6 +32,10 @@ const MARK: &str = "user.warden.placeholder";
 /// removed) is waited for before the command is refused.
 const PATIENCE: Duration = Duration::from_secs(2);
 const RETRY: Duration = Duration::from_millis(20);
+/// Open errors of files that cannot be Warden's placeholders: ELOOP (a
+/// symlink), EACCES and EPERM (not readable by Warden), ENXIO and ENODEV
+/// (a socket, a device).
+const NEEDS_NO_LOCK: [i32; 5] = [40, 13, 1, 6, 19];
 
 /// The files a sandbox binds read-only, each locked shared while this lives.
 /// Dropped, it removes the placeholders among them nobody else holds.
@@ -96,11 +102,16 @@ impl Drop for Held {
     }
 }
 
-/// Removes each of `paths` (placeholders a container held, its runner gone
-/// now) that is still a placeholder nobody else holds.
-pub fn remove_unused(paths: &[PathBuf]) {
-    for path in paths {
-        if let Ok(file) = open_no_follow(path) {
+/// Removes each of `placeholders` (those a container held, its runner gone
+/// now) that is still a placeholder nobody else holds: marked, or the very
+/// file `covers` recorded there (a file someone made there since is theirs).
+pub fn remove_unused(placeholders: &[PathBuf], covers: &[crate::container::Cover]) {
+    for path in placeholders {
+        let Ok(file) = open_no_follow(path) else { continue };
+        let Ok(meta) = file.metadata() else { continue };
+        let now = crate::container::Cover::of(path);
+        let recorded = covers.iter().any(|c| c.path == *path && (c.dev, c.ino, c.ctime) == (now.dev, now.ino, now.ctime) && now.ino == meta.ino());
+        if recorded || marked(&file) {
             remove_if_unused(path, &file);
         }
     }
@@ -127,7 +138,11 @@ fn hold(path: &Path, make_missing: bool) -> Result<Option<HeldFile>, ShellError>
                 }
                 continue;
             }
-            Err(_) => return Ok(None),
+            // What cannot be a placeholder (a symlink, a socket, a file Warden
+            // may not read) needs no lock; any other failure (no descriptors
+            // left, say) must not leave one bound without its lock.
+            Err(e) if matches!(e.raw_os_error(), Some(code) if NEEDS_NO_LOCK.contains(&code)) => return Ok(None),
+            Err(e) => return Err(refused(format!("cannot open it to lock it ({e})"))),
         };
         let meta = file.metadata().map_err(|e| refused(e.to_string()))?;
         if !meta.is_file() {
@@ -150,17 +165,40 @@ fn hold(path: &Path, make_missing: bool) -> Result<Option<HeldFile>, ShellError>
     }
 }
 
-/// A new placeholder at `path`: read-only for everyone, marked where the file system keeps marks.
+/// Whether the placeholder at `path` is bound onto itself (it holds what
+/// git must read there) rather than covered by `/dev/null`.
+pub fn bound_onto_itself(path: &Path) -> bool {
+    !content(path).is_empty()
+}
+
+/// A new placeholder at `path`, whole or not at all: made under another
+/// name beside it, read-only for everyone, written and marked (where the
+/// file system keeps marks), then renamed there unless something is there
+/// by then. A half-made one (an empty `commondir` makes git fail) is never seen.
 fn make(path: &Path) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o444)
-        .custom_flags(libc_flags::NOFOLLOW | libc_flags::CLOEXEC)
-        .open(path)?;
-    std::io::Write::write_all(&mut file, content(path))?;
-    let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
-    Ok(())
+    let folder = path.parent().ok_or_else(|| std::io::Error::other("a placeholder needs a folder"))?;
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("a placeholder needs a name"))?;
+    let mut unique = [0u8; 8];
+    std::io::Read::read_exact(&mut File::open("/dev/urandom")?, &mut unique)?;
+    let staged = folder.join(format!(".warden-placeholder-{}", unique.iter().map(|b| format!("{b:02x}")).collect::<String>()));
+    let made = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o444)
+            .custom_flags(libc_flags::NOFOLLOW | libc_flags::CLOEXEC)
+            .open(&staged)?;
+        std::io::Write::write_all(&mut file, content(path))?;
+        let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
+        let target = folder.join(name);
+        match rustix::fs::renameat_with(rustix::fs::CWD, &staged, rustix::fs::CWD, &target, rustix::fs::RenameFlags::NOREPLACE) {
+            // A file system without the flag (NFS): a hard link is made no-replace too.
+            Err(rustix::io::Errno::INVAL) => std::fs::hard_link(&staged, &target),
+            done => done.map_err(std::io::Error::from),
+        }
+    })();
+    let _ = std::fs::remove_file(&staged);
+    made
 }
 
 fn open_no_follow(path: &Path) -> std::io::Result<File> {
@@ -262,7 +300,7 @@ mod tests {
         std::fs::write(&changed, "export PATH\n").unwrap();
         drop(held);
         assert!(own.exists() && changed.exists());
-        remove_unused(std::slice::from_ref(&changed));
+        remove_unused(std::slice::from_ref(&changed), &[]);
         assert!(changed.exists());
     }
 
@@ -271,15 +309,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".mcp.json");
         let held = Held::take(&shield(&[&path], &[])).unwrap();
-        remove_unused(std::slice::from_ref(&path));
+        let recorded = [crate::container::Cover::of(&path)];
+        remove_unused(std::slice::from_ref(&path), &recorded);
         assert!(path.exists());
         // What a runner does with them: the copies keep the locks.
         let copies: Vec<std::os::fd::OwnedFd> = held.files().iter().map(|f| f.try_clone_to_owned().unwrap()).collect();
         held.handed_over();
-        remove_unused(std::slice::from_ref(&path));
+        remove_unused(std::slice::from_ref(&path), &recorded);
         assert!(path.exists(), "removed under the runner that holds it");
         drop(copies);
-        remove_unused(std::slice::from_ref(&path));
+        // A file made there since, unmarked, is someone's own.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, "").unwrap();
+        remove_unused(std::slice::from_ref(&path), &recorded);
+        assert!(path.exists(), "a file made since was removed");
+        std::fs::remove_file(&path).unwrap();
+        let held = Held::take(&shield(&[&path], &[])).unwrap();
+        let recorded = [crate::container::Cover::of(&path)];
+        held.handed_over();
+        remove_unused(std::slice::from_ref(&path), &recorded);
         assert!(!path.exists());
     }
 }

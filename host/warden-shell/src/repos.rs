@@ -204,7 +204,8 @@ mod tests {
             let mut me = std::process::Command::new(std::env::current_exe().unwrap());
             me.args(["--exact", "repos::tests::search_as_another_user", "--ignored", "--nocapture"]).env("WARDEN_TEST_SEARCH_ROOT", root);
             if uid != 0 {
-                me.uid(uid).gid(uid);
+                let gid = if uid == 65534 { 65534 } else { rustix::process::getegid().as_raw() };
+                me.uid(uid).gid(gid);
             }
             String::from_utf8(me.output().unwrap().stdout).unwrap()
         };

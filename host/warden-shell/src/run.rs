@@ -18,6 +18,7 @@ use crate::error::ShellError;
 use crate::watch::{watch, Watched};
 use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
+use crate::sandbox_init::SandboxInit;
 use crate::shield::Shield;
 
 pub const TIMED_OUT: i32 = 124;
@@ -99,8 +100,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Backend::Bwrap(_) => Shield::for_plan(job.plan)?,
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => Shield::default(),
     };
-    // Until the command and everything it started have ended.
-    let _held = crate::placeholders::Held::take(&shield)?;
+    // Until the sandbox and everything in it have ended.
+    let held = crate::placeholders::Held::take(&shield)?;
     let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
@@ -132,13 +133,18 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     }
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
+    let init = status_read.as_ref().map(|status| SandboxInit::find(status, job.timeout));
     let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
+    if let Some(init) = &init {
+        init.wait_gone();
+    }
+    drop(held);
     let refused = egress.map(Egress::finish).unwrap_or_default();
     // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
         && !timed_out
         && !cancelled
-        && !read_all(status_read).contains("\"exit-code\"")
+        && !reported_exit(init.map(|i| i.read).unwrap_or_default(), status_read)
     {
         let stderr = String::from_utf8_lossy(&err.bytes);
         let why = stderr.lines().rev().find(|l| l.starts_with("bwrap:")).unwrap_or("bwrap failed to set up the sandbox");
@@ -219,11 +225,11 @@ impl Ended {
     }
 }
 
-/// What bwrap wrote to `--json-status-fd` (a `child-pid`, then an `exit-code` once the command ran).
-fn read_all(fd: OwnedFd) -> String {
-    let mut text = String::new();
-    let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text);
-    text
+/// Whether bwrap reported the command's `exit-code` on `--json-status-fd`
+/// (after its `child-pid`): `read` is what was read of it already.
+fn reported_exit(mut read: Vec<u8>, fd: OwnedFd) -> bool {
+    let _ = std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut read);
+    String::from_utf8_lossy(&read).contains("\"exit-code\"")
 }
 
 /// The pipes bwrap gets besides stdio: the seccomp program to read

@@ -244,10 +244,15 @@ fn a_placeholder_the_container_covers_stays_when_the_command_that_made_it_ends()
     let p = Project::new();
     let beside = p.sandbox("");
     std::thread::scope(|scope| {
-        let first = scope.spawn(|| common::sh_in(&beside, "sleep 2"));
-        std::thread::sleep(Duration::from_millis(700));
+        // It runs until the container has started beside it.
+        let first = scope.spawn(|| common::sh_timeout(&beside, "touch started; while [ ! -e go ]; do sleep 0.05; done", Duration::from_secs(60)));
+        while !p.exists("proj/started") {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(p.exists("proj/.bashrc"), "the bubblewrap command has made its placeholders");
         let s = sandbox(&p, "", "");
+        assert!(sh(&s, "true").ok());
+        p.file("proj/go", "");
         assert!(first.join().unwrap().ok());
         assert!(p.exists("proj/.bashrc"), "removed under the container");
         let r = sh(&s, "echo evil > .bashrc; cat .bashrc");

@@ -86,6 +86,8 @@ fn a_commondir_that_would_redirect_gits_config_and_hooks_cannot_be_made() {
         let made = std::process::Command::new("git").args(["init", "-q"]).arg(p.path(repository)).status().unwrap();
         assert!(made.success());
     }
+    // HOME is the working folder: a missing .gitconfig there is /dev/null, which git cannot read.
+    p.file("proj/.gitconfig", "");
     // While the command runs, the missing commondir is a read-only one naming
     // the git folder itself, which git reads as if there were none.
     let r = p.sh("mkdir -p evil/hooks; echo ../evil > .git/commondir; echo ../../evil > apps/web/.git/commondir; \

@@ -58,11 +58,12 @@ impl Layout {
             (&shield.hidden_files, Some(null), true),
             (&shield.pinned, None, false),
             (&shield.read_only, None, true),
-            (&shield.placeholders, None, true),
+            (&shield.placeholders, Some(null), true),
         ] {
             for path in list {
                 let target = layout.inside(path)?;
-                layout.mounts.push(bind_mount(source.unwrap_or(path), &target, read_only));
+                let source = source.filter(|_| !crate::placeholders::bound_onto_itself(path)).unwrap_or(path);
+                layout.mounts.push(bind_mount(source, &target, read_only));
             }
         }
         Ok(layout)
@@ -196,7 +197,7 @@ mod tests {
                 (MountType::BIND, "/dev/null".into(), "/portfolio/.env".into(), true),
                 (MountType::BIND, "/h/p/.git".into(), "/portfolio/.git".into(), false),
                 (MountType::BIND, "/h/p/.git/hooks".into(), "/portfolio/.git/hooks".into(), true),
-                (MountType::BIND, "/h/p/.vscode".into(), "/portfolio/.vscode".into(), true),
+                (MountType::BIND, "/dev/null".into(), "/portfolio/.vscode".into(), true),
             ]
         );
     }

@@ -71,6 +71,11 @@ pub struct Cover {
     pub path: PathBuf,
     pub dev: u64,
     pub ino: u64,
+    /// When a file's inode last changed (seconds and nanoseconds; none for a
+    /// folder): a file removed and made again may get the same inode number,
+    /// not the same change time.
+    #[serde(default)]
+    pub ctime: (i64, i64),
     pub link: Option<PathBuf>,
 }
 
@@ -79,7 +84,14 @@ impl Cover {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::symlink_metadata(path).ok();
         let link = meta.as_ref().filter(|m| m.file_type().is_symlink()).and_then(|_| std::fs::read_link(path).ok());
-        Cover { path: path.to_owned(), dev: meta.as_ref().map_or(0, |m| m.dev()), ino: meta.as_ref().map_or(0, |m| m.ino()), link }
+        Cover {
+            path: path.to_owned(),
+            dev: meta.as_ref().map_or(0, |m| m.dev()),
+            ino: meta.as_ref().map_or(0, |m| m.ino()),
+            // A folder's changes with every entry made in it: only a file's is kept.
+            ctime: meta.as_ref().filter(|m| !m.is_dir()).map_or((0, 0), |m| (m.ctime(), m.ctime_nsec())),
+            link,
+        }
     }
 }
 
@@ -287,7 +299,7 @@ pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
             continue;
         }
         if let Some(exec) = labels.get(LABEL_EXEC).and_then(|e| serde_json::from_str::<ExecSettings>(e).ok()) {
-            crate::placeholders::remove_unused(&exec.placeholders);
+            crate::placeholders::remove_unused(&exec.placeholders, &exec.covers);
         }
         removed.push(name.trim_start_matches('/').to_owned());
     }

@@ -177,9 +177,19 @@ impl ContainerSandbox {
             }
             let runner = runner::Link::new(&settings)?;
             // The first command need not find the runner still getting ready.
-            runner.ready(&engine, &name).await?;
-            if created {
-                runner.hold(&engine, &name, &held.files()).await?;
+            let prepared = async {
+                runner.ready(&engine, &name).await?;
+                if created {
+                    runner.hold(&engine, &name, &held.files()).await?;
+                }
+                Ok::<_, ShellError>(())
+            };
+            if let Err(e) = prepared.await {
+                // Not left running over placeholders that nothing holds.
+                if created {
+                    let _ = lifecycle::remove(&engine, &name).await;
+                }
+                return Err(e);
             }
             let running = Running {
                 engine,
@@ -368,7 +378,7 @@ impl Running {
             removing()
         };
         // Its runner is gone with their locks: those no other sandbox holds go.
-        crate::placeholders::remove_unused(&self.settings.placeholders);
+        crate::placeholders::remove_unused(&self.settings.placeholders, &self.settings.covers);
         result
     }
 }

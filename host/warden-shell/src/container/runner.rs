@@ -92,8 +92,11 @@ pub struct Link {
     /// program `bwrap --seccomp` would get, made once for the container.
     seccomp: Vec<u8>,
     /// The host files the container binds read-only: locked again and
-    /// handed to a runner started again (the engine restarted, say).
+    /// handed to a runner this link has not handed them to yet (one started
+    /// again, by Warden, the engine or a person; a kept sandbox attached to).
     covered: Vec<PathBuf>,
+    /// The runner (init, network namespace) that holds them.
+    held_by: std::sync::Mutex<Option<(u32, u64)>>,
 }
 
 /// Why a command cannot be started: the runner cannot be reached.
@@ -112,6 +115,7 @@ impl Link {
             door: std::sync::Mutex::default(),
             seccomp: crate::seccomp::program_bytes(settings.plan.allow_unix_sockets)?,
             covered: settings.covers.iter().map(|c| c.path.clone()).chain(settings.placeholders.iter().cloned()).collect(),
+            held_by: std::sync::Mutex::default(),
         })
     }
 
@@ -119,6 +123,17 @@ impl Link {
     /// the container started again first if it stopped under its sandbox (the
     /// engine restarted, say).
     pub async fn reach_running(&self, engine: &Engine, container: &str) -> Result<Reached, ShellError> {
+        let (conn, init) = self.connect(engine, container).await?;
+        let netns = netns_cookie(&conn);
+        if *self.held_by.lock().unwrap_or_else(|p| p.into_inner()) == Some((init, netns)) {
+            return Ok(Reached { conn, init, netns });
+        }
+        // A runner that holds none of the placeholders yet: they are handed
+        // over first (the runner serves one connection at a time).
+        drop(conn);
+        let held = crate::placeholders::Held::take_existing(&self.covered)?;
+        self.hold(engine, container, &held.files()).await?;
+        held.handed_over();
         let (conn, init) = self.connect(engine, container).await?;
         let netns = netns_cookie(&conn);
         Ok(Reached { conn, init, netns })
@@ -145,8 +160,10 @@ impl Link {
     /// (`placeholders.rs`), whoever started it and whatever happens to Warden.
     pub async fn hold(&self, engine: &Engine, container: &str, files: &[BorrowedFd<'_>]) -> Result<(), ShellError> {
         let failed = |why: String| ShellError::Engine(format!("the container's runner did not take the placeholders it covers: {why}"));
-        for chunk in files.chunks(HELD_PER_REQUEST) {
-            let (conn, _) = self.connect(engine, container).await?;
+        let mut by = None;
+        for chunk in files.chunks(HELD_PER_REQUEST).chain(files.is_empty().then_some(&[][..])) {
+            let (conn, init) = self.connect(engine, container).await?;
+            by = Some((init, netns_cookie(&conn)));
             let payload = b"warden-hold-1\0";
             let request = [&(payload.len() as u32).to_le_bytes()[..], payload].concat();
             let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(HELD_PER_REQUEST))];
@@ -160,6 +177,7 @@ impl Link {
                 return Err(failed(answer.trim_end().to_owned()));
             }
         }
+        *self.held_by.lock().unwrap_or_else(|p| p.into_inner()) = by;
         Ok(())
     }
 
@@ -225,10 +243,6 @@ impl Link {
         if !self.ready(engine, container).await? {
             return Err(again("its runner did not answer within 5 s".into()));
         }
-        // What changed meanwhile is refused before the next command (lifecycle::shield_holds).
-        let held = crate::placeholders::Held::take_existing(&self.covered)?;
-        Box::pin(self.hold(engine, container, &held.files())).await?;
-        held.handed_over();
         Ok(())
     }
 
@@ -677,6 +691,10 @@ mod tests {
 
     #[test]
     fn a_command_cannot_slow_its_supervisor_or_the_runner() {
+        // A missing tool would print "refused" too.
+        for tool in ["renice", "ionice", "chrt", "taskset"] {
+            assert!(std::process::Command::new("sh").args(["-c", &format!("command -v {tool}")]).status().unwrap().success(), "{tool} is not installed");
+        }
         let dir = tempfile::tempdir().unwrap();
         let (runner, socket) = runner_in(dir.path(), true);
         let filter = crate::seccomp::program_bytes(false).unwrap();
