@@ -4,7 +4,7 @@
 //
 //   node driver.mjs LOGIN_URL
 //   wait-question TEXT         a question card whose text holds TEXT: `ok ID MS`
-//                              (MS: from this command to the card on screen)
+//                              (MS: from this command to the card put on the page)
 //   click ID LABEL             the button LABEL of question ID
 //   gone ID                    waits until question ID is off the page
 //   cancel TEXT                Cancel on the running call whose row holds TEXT
@@ -33,10 +33,12 @@ say('ready');
 const card = (id) => page.locator(`[data-question-id="${id}"]`);
 const commands = {
   async 'wait-question'(text) {
-    const started = performance.now();
+    const started = Date.now();
     const found = page.locator('.question', { hasText: text }).first();
     await found.waitFor({ state: 'visible', timeout: 30000 });
-    return `${await found.getAttribute('data-question-id')} ${(performance.now() - started).toFixed(1)}`;
+    // From this command (sent just before the call) to the card's making on the page.
+    const shown = Number(await found.getAttribute('data-shown-at'));
+    return `${await found.getAttribute('data-question-id')} ${shown - started}`;
   },
   async click(id, ...label) {
     await card(id).getByRole('button', { name: label.join(' '), exact: true }).click();

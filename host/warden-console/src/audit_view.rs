@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use warden_fs::approval::{suggestion, AuditLog, AuditRecord, Decision};
+use warden_fs::approval::{suggestion, AuditRecord, Decision};
 
 /// The most lines one view shows.
 const SHOWN: usize = 500;
@@ -33,16 +33,54 @@ impl Filter {
     }
 }
 
+/// The log's lines read so far: the log is only ever appended to, so a view
+/// reads only what was added since the last (the page asks after every change).
+#[derive(Default)]
+pub struct Cache {
+    read: u64,
+    records: Vec<AuditRecord>,
+}
+
+impl Cache {
+    /// The records of the log at `path`, the new lines parsed.
+    fn refresh(&mut self, path: &Path) -> std::io::Result<&[AuditRecord]> {
+        use std::io::{Read, Seek};
+        let mut file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                *self = Cache::default();
+                return Ok(&self.records);
+            }
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len < self.read {
+            // Not the log read before (replaced, or cut): from the start.
+            *self = Cache::default();
+        }
+        file.seek(std::io::SeekFrom::Start(self.read))?;
+        let mut added = Vec::new();
+        file.take(len - self.read).read_to_end(&mut added)?;
+        // Only whole lines: a line being appended is read next time.
+        let whole = added.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        for line in added[..whole].split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
+            let record = serde_json::from_slice(line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}: {e}", self.records.len() + 1)))?;
+            self.records.push(record);
+        }
+        self.read += whole as u64;
+        Ok(&self.records)
+    }
+}
+
 /// The view of the log at `path` under `filter`, as JSON: `records` (newest
 /// first, at most [`SHOWN`]), `total` (the lines that passed), and
 /// `suggestions` (per session that was granted something for the session).
-pub fn view(path: Option<&Path>, filter: &Filter) -> serde_json::Value {
+pub fn view(path: Option<&Path>, cache: &mut Cache, filter: &Filter) -> serde_json::Value {
     let Some(path) = path else {
         return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": "this policy keeps no audit log (audit: in the policy)" });
     };
-    let records = match AuditLog::read(path) {
+    let records = match cache.refresh(path) {
         Ok(records) => records,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": format!("cannot read {}: {e}", path.display()) }),
     };
     let kept: Vec<&AuditRecord> = records.iter().rev().filter(|r| filter.keeps(r)).collect();

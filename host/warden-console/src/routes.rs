@@ -28,6 +28,7 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; c
 struct App {
     console: Console,
     auth: Auth,
+    audit: Arc<std::sync::Mutex<audit_view::Cache>>,
 }
 
 /// A console being served.
@@ -51,7 +52,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
     let (auth, secret) = Auth::new(address.port())?;
     let host = if address.is_ipv6() { format!("[{}]", address.ip()) } else { address.ip().to_string() };
     console.served_at(format!("http://{host}:{}", address.port()));
-    let app = Arc::new(App { console, auth });
+    let app = Arc::new(App { console, auth, audit: Arc::default() });
     let router = Router::new()
         .route("/login", get(login))
         .route("/", get(page))
@@ -202,20 +203,22 @@ async fn state(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) 
     }
 }
 
-/// A `changed` event whenever the console's state changes (and one at once):
-/// the page fetches the state again.
+/// A `changed` event whenever the console's state changes (and one at once),
+/// carrying the state itself (its CSRF token aside), so that the page shows
+/// a new question without another request.
 async fn events(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
     if let Err(refused) = admitted(&app, &method, &headers) {
         return refused.into_response();
     }
     let changes = app.console.changes();
-    let stream = futures_util::stream::unfold((changes, true), |(mut changes, first)| async move {
+    let console = app.console.clone();
+    let stream = futures_util::stream::unfold((changes, console, true), |(mut changes, console, first)| async move {
         if !first && changes.changed().await.is_err() {
             return None;
         }
-        // Browsers drop an event whose data is empty: it carries the change's number.
-        let number = *changes.borrow_and_update();
-        Some((Ok::<_, Infallible>(Event::default().event("changed").data(number.to_string())), (changes, false)))
+        changes.borrow_and_update();
+        let state = console.snapshot().to_string();
+        Some((Ok::<_, Infallible>(Event::default().event("changed").data(state)), (changes, console, false)))
     });
     Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
 }
@@ -225,7 +228,9 @@ async fn audit(State(app): State<Arc<App>>, method: Method, headers: HeaderMap, 
         return refused.into_response();
     }
     let path = app.console.audit().cloned();
-    match tokio::task::spawn_blocking(move || audit_view::view(path.as_deref(), &filter)).await {
+    let cache = app.audit.clone();
+    let viewed = move || audit_view::view(path.as_deref(), &mut cache.lock().unwrap_or_else(|p| p.into_inner()), &filter);
+    match tokio::task::spawn_blocking(viewed).await {
         Ok(view) => Json(view).into_response(),
         Err(_) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "the audit log could not be read"),
     }

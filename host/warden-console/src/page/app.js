@@ -41,23 +41,35 @@ async function post(url, body) {
 // A client that opens URLs sends the person to /?question=ID: that one is marked.
 const wanted = new URLSearchParams(location.search).get('question');
 
+// Each question's card is made once and kept while it is pending: a refresh
+// adds and removes cards, and a folder chosen in a card stays chosen.
+const cards = new Map();
+
+function questionCard(q) {
+  const folder = el('select', { 'data-role': 'folder' }, ...q.folders.map((f, i) => el('option', { value: String(i) }, f)));
+  const choose = (decision) => () => post(`/api/questions/${q.id}`, { decision, folder: Number(folder.value) });
+  const buttons = [el('button', { class: 'allow', onclick: choose('once') }, 'Allow once')];
+  if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
+  buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
+  // When it was put on the page: the browser tests measure from the call's start to here.
+  return el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': String(Date.now()) },
+    el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
+    el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
+    el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
+}
+
 function renderQuestions(questions) {
   const box = document.getElementById('questions');
   document.getElementById('question-count').textContent = String(questions.length);
+  const pending = new Set(questions.map((q) => q.id));
+  for (const id of cards.keys()) if (!pending.has(id)) cards.delete(id);
   if (!questions.length) {
     box.replaceChildren(el('p', { class: 'empty' }, 'Nothing is waiting for you.'));
     return;
   }
   box.replaceChildren(...questions.map((q) => {
-    const folder = el('select', { 'data-role': 'folder' }, ...q.folders.map((f, i) => el('option', { value: String(i) }, f)));
-    const choose = (decision) => () => post(`/api/questions/${q.id}`, { decision, folder: Number(folder.value) });
-    const buttons = [el('button', { class: 'allow', onclick: choose('once') }, 'Allow once')];
-    if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
-    buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
-    return el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id) },
-      el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
-      el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
-      el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
+    if (!cards.has(q.id)) cards.set(q.id, questionCard(q));
+    return cards.get(q.id);
   }));
 }
 
@@ -74,11 +86,29 @@ function renderGrants(grants) {
     el('td', {}, el('button', { onclick: () => post(`/api/grants/${g.source}/revoke`, { access: g.access, path: g.path }) }, 'Revoke')))));
 }
 
+// One fetch at a time: changes that come meanwhile are fetched once after it.
+let refreshing = false;
+let stale = false;
+
 async function refresh() {
+  if (refreshing) { stale = true; return; }
+  refreshing = true;
+  try {
+    do { stale = false; await refreshOnce(); } while (stale);
+  } finally {
+    refreshing = false;
+  }
+}
+
+async function refreshOnce() {
   const response = await fetch('/api/state');
   if (!response.ok) { status(`${response.status}: ${await response.text()}`, true); return; }
   const state = await response.json();
   csrf = state.csrf;
+  render(state);
+}
+
+function render(state) {
   renderQuestions(state.questions);
   renderCalls(state.calls, state.now);
   renderGrants(state.grants);
@@ -108,6 +138,8 @@ function auditSoon() {
 
 document.getElementById('filters').addEventListener('input', auditSoon);
 const events = new EventSource('/api/events');
-events.addEventListener('changed', () => { refresh(); auditSoon(); });
+// Each event carries the state: shown at once, no request.
+events.addEventListener('changed', (event) => { render(JSON.parse(event.data)); auditSoon(); });
+refresh();
 events.onerror = () => status('disconnected from Warden; retrying…', true);
 setInterval(() => { refresh(); }, 5000);
