@@ -1,8 +1,9 @@
 //! The files Warden makes where a protected path is missing, so that a
 //! bind can hold the name: nothing can be made there while a command runs.
 //! A missing `.git/commondir` gets one that names the git folder itself
-//! (`.`), which git reads as if there were none, bound read-only onto itself,
-//! so that one left behind (Warden killed) changes little; any other is an
+//! (`.`), so that git takes config and hooks from that same folder, bound
+//! read-only onto itself: one left behind (Warden killed) changes little
+//! (git then ignores `core.worktree` and `core.bare` there); any other is an
 //! empty file with `/dev/null` bound over it (git skips a device, so a
 //! command's `git add -A` stages no placeholder).
 //!
