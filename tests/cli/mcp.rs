@@ -34,6 +34,19 @@ struct Client {
 
 const NEW: &str = "2026-07-28";
 
+/// A child's output, line by line, from a thread of its own.
+fn lines_of(output: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
 /// What the server wrote on stderr so far.
 fn server_log(f: &Fixture) -> String {
     std::fs::read_to_string(f.path("mcp-stderr.log")).unwrap_or_default()
@@ -66,15 +79,7 @@ impl Client {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().unwrap());
         Client { child, stdin: Some(stdin), http: None, lines, next_id: 1, meta: None }
     }
 

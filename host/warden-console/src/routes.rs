@@ -5,13 +5,14 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{Path as UrlPath, Query, Request, State};
+use axum::middleware::Next;
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 
 use crate::audit_view::{self, Filter};
@@ -43,27 +44,26 @@ pub struct Served {
 /// where access is granted, and nothing off this machine reaches it.
 pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::io::Result<Served> {
     let address = listener.local_addr()?;
-    if !address.ip().is_loopback() {
-        return Err(std::io::Error::other(format!(
-            "the console serves loopback only (127.0.0.1 or ::1), not {}: it is where access is granted",
-            address.ip()
-        )));
-    }
+    loopback_only(address)?;
     let (auth, secret) = Auth::new(address.port())?;
     let host = if address.is_ipv6() { format!("[{}]", address.ip()) } else { address.ip().to_string() };
     console.served_at(format!("http://{host}:{}", address.port()));
     let app = Arc::new(App { console, auth, audit: Arc::default() });
-    let router = Router::new()
-        .route("/login", get(login))
-        .route("/", get(page))
-        .route("/app.js", get(script))
-        .route("/app.css", get(style))
+    // Everything but the login is admitted first (`admit`), before its extractors run.
+    let admitted = Router::new()
+        .route("/", get(|| async { page_file("text/html; charset=utf-8", PAGE) }))
+        .route("/app.js", get(|| async { page_file("text/javascript; charset=utf-8", SCRIPT) }))
+        .route("/app.css", get(|| async { page_file("text/css; charset=utf-8", STYLE) }))
         .route("/api/state", get(state))
         .route("/api/events", get(events))
         .route("/api/audit", get(audit))
         .route("/api/questions/{id}", post(answer))
         .route("/api/calls/{id}/cancel", post(cancel))
         .route("/api/grants/{source}/revoke", post(revoke))
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), admit));
+    let router = Router::new()
+        .route("/login", get(login))
+        .merge(admitted)
         .layer(axum::middleware::map_response(hardened))
         .with_state(app);
     let task = tokio::spawn(async move {
@@ -77,9 +77,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
 /// Serves `console` at `address` (loopback) from a thread of its own, for
 /// hosts that are not async themselves; the login URL, once bound.
 pub fn serve_in_background(console: Console, address: std::net::SocketAddr) -> std::io::Result<String> {
-    if !address.ip().is_loopback() {
-        return Err(std::io::Error::other(format!("the console serves loopback only (127.0.0.1 or ::1), not {}: it is where access is granted", address.ip())));
-    }
+    loopback_only(address)?;
     let listener = std::net::TcpListener::bind(address)?;
     listener.set_nonblocking(true)?;
     let (sender, bound) = std::sync::mpsc::channel();
@@ -103,6 +101,14 @@ pub fn serve_in_background(console: Console, address: std::net::SocketAddr) -> s
         });
     })?;
     bound.recv().map_err(|_| std::io::Error::other("the console's thread stopped"))?
+}
+
+/// The console is where access is granted: nothing off this machine reaches it.
+fn loopback_only(address: std::net::SocketAddr) -> std::io::Result<()> {
+    if address.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(std::io::Error::other(format!("the console serves loopback only (127.0.0.1 or ::1), not {}: it is where access is granted", address.ip())))
 }
 
 /// Headers every answer carries: no caching, no sniffing, no framing, no referrer.
@@ -152,6 +158,21 @@ fn admitted(app: &App, method: &Method, headers: &HeaderMap) -> Result<String, R
     Ok(csrf)
 }
 
+/// The session's CSRF token, for the handlers of admitted requests.
+#[derive(Clone)]
+struct Csrf(String);
+
+/// Lets through only what [`admitted`] admits.
+async fn admit(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+    match admitted(&app, request.method(), request.headers()) {
+        Ok(csrf) => {
+            request.extensions_mut().insert(Csrf(csrf));
+            next.run(request).await
+        }
+        Err(refused) => refused.into_response(),
+    }
+}
+
 #[derive(Deserialize)]
 struct Login {
     token: String,
@@ -171,45 +192,20 @@ async fn login(State(app): State<Arc<App>>, headers: HeaderMap, Query(login): Qu
     }
 }
 
-async fn page(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
-    match admitted(&app, &method, &headers) {
-        Ok(_) => ([(CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response(),
-        Err(refused) => refused.into_response(),
-    }
+fn page_file(content_type: &'static str, body: &'static str) -> Response {
+    ([(CONTENT_TYPE, content_type)], body).into_response()
 }
 
-async fn script(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
-    match admitted(&app, &method, &headers) {
-        Ok(_) => ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response(),
-        Err(refused) => refused.into_response(),
-    }
-}
-
-async fn style(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
-    match admitted(&app, &method, &headers) {
-        Ok(_) => ([(CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response(),
-        Err(refused) => refused.into_response(),
-    }
-}
-
-async fn state(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
-    match admitted(&app, &method, &headers) {
-        Ok(csrf) => {
-            let mut snapshot = app.console.snapshot();
-            snapshot["csrf"] = csrf.into();
-            Json(snapshot).into_response()
-        }
-        Err(refused) => refused.into_response(),
-    }
+async fn state(State(app): State<Arc<App>>, Extension(Csrf(csrf)): Extension<Csrf>) -> Response {
+    let mut snapshot = app.console.snapshot();
+    snapshot["csrf"] = csrf.into();
+    Json(snapshot).into_response()
 }
 
 /// A `changed` event whenever the console's state changes (and one at once),
 /// carrying the state itself (its CSRF token aside), so that the page shows
 /// a new question without another request.
-async fn events(State(app): State<Arc<App>>, method: Method, headers: HeaderMap) -> Response {
-    if let Err(refused) = admitted(&app, &method, &headers) {
-        return refused.into_response();
-    }
+async fn events(State(app): State<Arc<App>>) -> Response {
     let changes = app.console.changes();
     let console = app.console.clone();
     let stream = futures_util::stream::unfold((changes, console, true), |(mut changes, console, first)| async move {
@@ -223,10 +219,7 @@ async fn events(State(app): State<Arc<App>>, method: Method, headers: HeaderMap)
     Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
 }
 
-async fn audit(State(app): State<Arc<App>>, method: Method, headers: HeaderMap, Query(filter): Query<Filter>) -> Response {
-    if let Err(refused) = admitted(&app, &method, &headers) {
-        return refused.into_response();
-    }
+async fn audit(State(app): State<Arc<App>>, Query(filter): Query<Filter>) -> Response {
     let path = app.console.audit().cloned();
     let cache = app.audit.clone();
     let viewed = move || audit_view::view(path.as_deref(), &mut cache.lock().unwrap_or_else(|p| p.into_inner()), &filter);
@@ -244,10 +237,7 @@ struct Answered {
     folder: usize,
 }
 
-async fn answer(State(app): State<Arc<App>>, method: Method, headers: HeaderMap, UrlPath(id): UrlPath<u64>, body: Bytes) -> Response {
-    if let Err(refused) = admitted(&app, &method, &headers) {
-        return refused.into_response();
-    }
+async fn answer(State(app): State<Arc<App>>, UrlPath(id): UrlPath<u64>, body: Bytes) -> Response {
     let Ok(given) = serde_json::from_slice::<Answered>(&body) else {
         return refusal(StatusCode::BAD_REQUEST, "the answer is JSON: {\"decision\": \"once\", \"folder\": 0}");
     };
@@ -263,10 +253,7 @@ async fn answer(State(app): State<Arc<App>>, method: Method, headers: HeaderMap,
     }
 }
 
-async fn cancel(State(app): State<Arc<App>>, method: Method, headers: HeaderMap, UrlPath(id): UrlPath<u64>) -> Response {
-    if let Err(refused) = admitted(&app, &method, &headers) {
-        return refused.into_response();
-    }
+async fn cancel(State(app): State<Arc<App>>, UrlPath(id): UrlPath<u64>) -> Response {
     if app.console.cancel(id) { StatusCode::NO_CONTENT.into_response() } else { refusal(StatusCode::CONFLICT, "that call is no longer running") }
 }
 
@@ -276,10 +263,7 @@ struct Revoked {
     path: String,
 }
 
-async fn revoke(State(app): State<Arc<App>>, method: Method, headers: HeaderMap, UrlPath(source): UrlPath<u64>, body: Bytes) -> Response {
-    if let Err(refused) = admitted(&app, &method, &headers) {
-        return refused.into_response();
-    }
+async fn revoke(State(app): State<Arc<App>>, UrlPath(source): UrlPath<u64>, body: Bytes) -> Response {
     let Ok(given) = serde_json::from_slice::<Revoked>(&body) else {
         return refusal(StatusCode::BAD_REQUEST, "the grant is JSON: {\"access\": \"write\", \"path\": \"/p\"}");
     };

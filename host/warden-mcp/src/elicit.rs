@@ -210,7 +210,7 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
             Some(question) = questions.recv() => {
                 // Waiting for a person is not work: others' calls may run meanwhile.
                 waiting.slot.held = None;
-                let asking = Asking { peer: (waiting.client_way != ClientWay::Not).then_some(waiting.peer), way: waiting.client_way, console: waiting.console };
+                let asking = Asking { peer: waiting.peer, way: waiting.client_way, console: waiting.console };
                 let mut answered = ask_person(asking, question.form, question.console, waiting.cancelled).await;
                 // Answered or not, the call goes on working: with a slot again.
                 tokio::select! {
@@ -239,7 +239,7 @@ pub enum ClientWay {
 
 /// Where a question goes: the client (a form, or the console's page), the console, or both.
 struct Asking<'a> {
-    peer: Option<&'a Peer<RoleServer>>,
+    peer: &'a Peer<RoleServer>,
     way: ClientWay,
     console: Option<&'a warden_console::Console>,
 }
@@ -268,15 +268,17 @@ async fn ask_person(
         },
         _ => form,
     };
-    let mut handle = match asking.peer {
-        Some(peer) => match peer.send_request_with_option(ServerRequest::ElicitRequest(ElicitRequest::new(sent)), PeerRequestOptions::no_options()).await {
-            Ok(handle) => Some(handle),
-            Err(e) => {
-                tracing::warn!("elicitation failed: {e}");
-                None
+    let mut handle = match asking.way {
+        ClientWay::Not => None,
+        ClientWay::Form | ClientWay::Url => {
+            match asking.peer.send_request_with_option(ServerRequest::ElicitRequest(ElicitRequest::new(sent)), PeerRequestOptions::no_options()).await {
+                Ok(handle) => Some(handle),
+                Err(e) => {
+                    tracing::warn!("elicitation failed: {e}");
+                    None
+                }
             }
-        },
-        None => None,
+        }
     };
     let deadline = tokio::time::sleep(ANSWER_TIME);
     tokio::pin!(deadline);

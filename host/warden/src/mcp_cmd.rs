@@ -34,7 +34,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     let mut server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
     if let Some(address) = args.console {
         let policy = warden_policy::load(&args.policy)?;
-        let console = warden_console::Console::new(args.approvals.audit.clone().or_else(|| policy.audit.clone()));
+        let console = warden_console::Console::new(audit_log(&args, &policy));
         let login = warden_console::serve_in_background(console.clone(), address).map_err(|e| Failure::usage(format!("--console {address}: {e}")))?;
         eprintln!("warden: the console is at {login} (a one-time login: open it in your browser; nobody else needs it)");
         server = server.with_console(console);
@@ -76,6 +76,11 @@ fn raise_open_file_limit() {
     }
 }
 
+/// The audit log: `--audit`, else the policy's.
+fn audit_log(args: &McpArgs, policy: &warden_policy::Policy) -> Option<PathBuf> {
+    args.approvals.audit.clone().or_else(|| policy.audit.clone())
+}
+
 /// What the policy file offers now, and the files that offer came from.
 fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>), Failure> {
     let policy = warden_policy::load(&args.policy)?;
@@ -83,7 +88,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     let answers_in_advance = !rules.is_empty();
     // An unusable worker is an unusable policy before anything is served.
     warden_fs::Sandbox::open_for(&policy, args.worker.as_deref())?;
-    let audit = args.approvals.audit.clone().or_else(|| policy.audit.clone());
+    let audit = audit_log(args, &policy);
     let components = if policy.tools.is_empty() {
         None
     } else {

@@ -3,7 +3,7 @@
 //! clicks while MCP clients wait on the answers. Nothing here is skipped:
 //! without chromium or playwright-core the tests fail and say how to get them.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -39,15 +39,7 @@ impl Browser {
             .spawn()
             .expect("node runs the browser driver");
         let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = super::lines_of(child.stdout.take().unwrap());
         let mut browser = Browser { child, stdin, lines };
         let first = browser.next_line(f);
         assert_eq!(first, "ready", "the browser did not log in");
