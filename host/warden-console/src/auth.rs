@@ -6,7 +6,10 @@ use std::sync::Mutex;
 
 /// The name of the session cookie.
 pub const COOKIE: &str = "warden_console";
-/// The header a change carries the session's CSRF token in.
+/// The header every API request carries the session's CSRF token in. The
+/// page gets the token once, in the login redirect's fragment, and keeps it
+/// in its tab's storage (bound to this port): a page served on another port
+/// of 127.0.0.1 is sent the cookie too (cookies ignore ports), never the token.
 pub const CSRF_HEADER: &str = "x-warden-csrf";
 
 pub struct Auth {
@@ -28,15 +31,15 @@ impl Auth {
 
     /// A new session for the login secret `given`, which is spent: the
     /// cookie, and the CSRF token.
-    pub fn log_in(&self, given: &str) -> std::io::Result<Option<String>> {
+    pub fn log_in(&self, given: &str) -> std::io::Result<Option<(String, String)>> {
         let mut login = self.login.lock().unwrap_or_else(|p| p.into_inner());
         if !login.as_deref().is_some_and(|secret| same(secret, given)) {
             return Ok(None);
         }
         *login = None;
         let (cookie, csrf) = (random_hex()?, random_hex()?);
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(cookie.clone(), csrf);
-        Ok(Some(cookie))
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(cookie.clone(), csrf.clone());
+        Ok(Some((cookie, csrf)))
     }
 
     /// Whether `host` (the request's `Host`) is the console's own address:
@@ -45,16 +48,17 @@ impl Auth {
         host.is_some_and(|h| self.hosts.iter().any(|own| own == h))
     }
 
-    /// The CSRF token of the session whose cookie the `Cookie` header holds.
+    /// The CSRF token of the session whose cookie the `Cookie` header holds
+    /// (any of them: a page of another port may have planted one beside it).
     pub fn session(&self, cookies: Option<&str>) -> Option<String> {
-        let cookie = cookies?.split(';').filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('=')).next()?;
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        sessions.iter().find(|(known, _)| same(known, cookie)).map(|(_, csrf)| csrf.clone())
+        let mut given = cookies?.split(';').filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='));
+        given.find_map(|cookie| sessions.iter().find(|(known, _)| same(known, cookie)).map(|(_, csrf)| csrf.clone()))
     }
 }
 
 /// Compares two secrets in a time that does not depend on where they differ.
-fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
@@ -72,9 +76,11 @@ mod tests {
     fn the_login_url_works_once_and_the_cookie_is_the_session() {
         let (auth, secret) = Auth::new(4000).unwrap();
         assert_eq!(auth.log_in("wrong").unwrap(), None);
-        let cookie = auth.log_in(&secret).unwrap().expect("logged in");
+        let (cookie, _) = auth.log_in(&secret).unwrap().expect("logged in");
         assert_eq!(auth.log_in(&secret).unwrap(), None, "a login URL used twice");
         assert!(auth.session(Some(&format!("a=b; {COOKIE}={cookie}"))).is_some());
+        // One planted beside it (by a page of another port) does not hide it.
+        assert!(auth.session(Some(&format!("{COOKIE}=planted; {COOKIE}={cookie}"))).is_some());
         assert!(auth.session(Some(&format!("{COOKIE}={}", &cookie[1..]))).is_none());
         assert!(auth.session(None).is_none());
         assert!(auth.host_ok(Some("127.0.0.1:4000")) && auth.host_ok(Some("localhost:4000")));

@@ -202,7 +202,10 @@ impl Console {
     /// Lists the grants of `source` while it lives.
     pub fn grants_of(&self, source: Weak<dyn GrantSource>) {
         let id = self.next_id();
-        self.state().grants.insert(id, source);
+        let mut state = self.state();
+        // Those of ended sessions go here too, not only when a page looks.
+        state.grants.retain(|_, source| source.strong_count() > 0);
+        state.grants.insert(id, source);
     }
 
     pub(crate) fn revoke(&self, source: u64, access: &str, path: &str) -> bool {

@@ -4,11 +4,13 @@
 //! calls running, revokes grants and reads the audit log.
 //!
 //! Nothing an agent or a sandboxed process can reach answers a question: the
-//! page takes a login by a one-time URL (printed on Warden's stderr, never
+//! page takes a login by a one-time URL (in a file of Warden's private folder, never
 //! inside a mount, an environment or a tool's output), then a cookie that is
 //! `HttpOnly` and `SameSite=Strict`; every request must name the console's
-//! own address as its `Host` (DNS rebinding), and every change must come
-//! with the session's CSRF token and a same-origin `Origin`. What tools,
+//! own address as its `Host` (DNS rebinding); every API request must carry
+//! the session's CSRF token, which only the page has (given once in the
+//! login redirect's fragment: a page on another port of 127.0.0.1 is sent
+//! the cookie, never the token), and every change a same-origin `Origin`. What tools,
 //! clients and paths are called reaches the page as JSON and is shown as
 //! text, never as HTML.
 //!

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use serde::Deserialize;
 
 use crate::audit_view::{self, Filter};
@@ -135,10 +135,10 @@ impl IntoResponse for Refused {
     }
 }
 
-/// The CSRF token of the request's session, or the refusal it gets: the
-/// console's own `Host`, a session cookie, and for a change the same origin
-/// and the session's CSRF token.
-fn admitted(app: &App, method: &Method, headers: &HeaderMap) -> Result<String, Refused> {
+/// Whether a request is admitted: the console's own `Host` and a session
+/// cookie; for the API (`api`: anything with data) the session's CSRF token
+/// too, which only the console's own page has; for a change also the same origin.
+fn admitted(app: &App, method: &Method, headers: &HeaderMap, api: bool) -> Result<(), Refused> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if !app.auth.host_ok(header(HOST.as_str())) {
         return Err(Refused(StatusCode::FORBIDDEN, "this is not the console's address"));
@@ -151,24 +151,18 @@ fn admitted(app: &App, method: &Method, headers: &HeaderMap) -> Result<String, R
         if header(ORIGIN.as_str()).is_none() || header(ORIGIN.as_str()) != own.as_deref() {
             return Err(Refused(StatusCode::FORBIDDEN, "a change must come from the console's own page"));
         }
-        if header(CSRF_HEADER).is_none_or(|given| given != csrf) {
-            return Err(Refused(StatusCode::FORBIDDEN, "a change must carry the page's CSRF token"));
-        }
     }
-    Ok(csrf)
+    if (api || *method != Method::GET) && header(CSRF_HEADER).is_none_or(|given| !crate::auth::same(given, &csrf)) {
+        return Err(Refused(StatusCode::FORBIDDEN, "a request must carry the page's CSRF token"));
+    }
+    Ok(())
 }
 
-/// The session's CSRF token, for the handlers of admitted requests.
-#[derive(Clone)]
-struct Csrf(String);
-
 /// Lets through only what [`admitted`] admits.
-async fn admit(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
-    match admitted(&app, request.method(), request.headers()) {
-        Ok(csrf) => {
-            request.extensions_mut().insert(Csrf(csrf));
-            next.run(request).await
-        }
+async fn admit(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let api = request.uri().path().starts_with("/api/");
+    match admitted(&app, request.method(), request.headers(), api) {
+        Ok(()) => next.run(request).await,
         Err(refused) => refused.into_response(),
     }
 }
@@ -183,9 +177,10 @@ async fn login(State(app): State<Arc<App>>, headers: HeaderMap, Query(login): Qu
         return refusal(StatusCode::FORBIDDEN, "this is not the console's address");
     }
     match app.auth.log_in(&login.token) {
-        Ok(Some(cookie)) => {
+        Ok(Some((cookie, csrf))) => {
             let set = format!("{COOKIE_NAME}={cookie}; HttpOnly; SameSite=Strict; Path=/");
-            (StatusCode::SEE_OTHER, [(SET_COOKIE, set), (LOCATION, "/".to_owned())]).into_response()
+            // The token rides in the fragment, which no request carries: only the page reads it.
+            (StatusCode::SEE_OTHER, [(SET_COOKIE, set), (LOCATION, format!("/#csrf={csrf}"))]).into_response()
         }
         Ok(None) => refusal(StatusCode::UNAUTHORIZED, "this login URL is not valid, or was used already; restart the console for a new one"),
         Err(_) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "cannot make a session"),
@@ -196,10 +191,8 @@ fn page_file(content_type: &'static str, body: &'static str) -> Response {
     ([(CONTENT_TYPE, content_type)], body).into_response()
 }
 
-async fn state(State(app): State<Arc<App>>, Extension(Csrf(csrf)): Extension<Csrf>) -> Response {
-    let mut snapshot = app.console.snapshot();
-    snapshot["csrf"] = csrf.into();
-    Json(snapshot).into_response()
+async fn state(State(app): State<Arc<App>>) -> Response {
+    Json(app.console.snapshot()).into_response()
 }
 
 /// A `changed` event whenever the console's state changes (and one at once),

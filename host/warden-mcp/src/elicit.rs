@@ -253,16 +253,13 @@ async fn ask_person(
     question: warden_console::NewQuestion,
     cancelled: &CancellationToken,
 ) -> Option<Decided> {
-    let message = match &form {
-        ElicitRequestParams::FormElicitationParams { message, .. } | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
-        _ => String::new(),
-    };
     let mut on_page = asking.console.map(|console| console.ask(question));
     // A client that takes URLs is sent the console's page for the question instead of a form.
     let sent = match (asking.way, &on_page) {
         (ClientWay::Url, Some(asked)) => ElicitRequestParams::UrlElicitationParams {
             meta: None,
-            message: format!("{message} Answer at Warden's console."),
+            // No path or reason: the page shows them to the person, the agent's client need not see them.
+            message: "Warden asks you about an access by this agent's tool; answer at Warden's console.".to_owned(),
             url: asked.url(),
             elicitation_id: format!("warden-question-{}", asked.id()),
         },

@@ -164,7 +164,9 @@ impl WardenMcp {
 
     /// The client as the console names it: its name and number.
     fn label(&self, name: Option<&str>) -> String {
-        format!("{} #{}", name.unwrap_or("a client"), self.number)
+        // The name is the client's to choose: escaped like a path, and kept short.
+        let name: String = warden_policy::shown(name.unwrap_or("a client")).chars().take(80).collect();
+        format!("{name} #{}", self.number)
     }
 
     /// Who may answer this call's approval requests: answers given in
@@ -272,6 +274,7 @@ enum How {
 /// What a call does, in a few words for the console: its arguments, cut short.
 fn detail(request: &CallToolRequestParams) -> String {
     let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+    let arguments = warden_policy::shown(&arguments).into_owned();
     match arguments.char_indices().nth(160) {
         Some((cut, _)) => format!("{}…", &arguments[..cut]),
         None => arguments,

@@ -3,7 +3,6 @@
 //! or another local user can all reach a loopback port; without the token,
 //! any of them could call the tools and answer its own approval questions.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use axum::http::HeaderValue;
@@ -50,20 +49,9 @@ impl Token {
     /// A new random 256-bit token, in a new file of Warden's private folder
     /// (outside every mount, never granted) that only this user may read.
     pub fn generate() -> Result<Token, String> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let folder = warden_policy::private_folder()?;
-        let file = folder.join(format!("mcp-{}.token", std::process::id()));
         let token: String = crate::elicit::random::<32>()?.iter().map(|b| format!("{b:02x}")).collect();
         // A file of this name is a dead server's with this process's id: its token is no longer served.
-        let _ = std::fs::remove_file(&file);
-        let mut out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&file)
-            .map_err(|e| format!("cannot make the token file {}: {e}", file.display()))?;
-        out.write_all(format!("{token}\n").as_bytes()).and_then(|()| out.sync_all()).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let file = warden_policy::write_private_file(&format!("mcp-{}.token", std::process::id()), &format!("{token}\n"))?;
         Ok(Token { digest: digest(token.as_bytes()), file, made: true })
     }
 

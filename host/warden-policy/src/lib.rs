@@ -29,7 +29,7 @@ pub use error::PolicyError;
 pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
 pub use model::{ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 pub use network::{non_public, AllowEntry, Allowlist, Host, HostPattern, NetRefusal, Network, RefusalReason, Target};
-pub use system_dirs::{host_exposing, private_folder, system_dir_of, warden_folder};
+pub use system_dirs::{host_exposing, private_folder, system_dir_of, warden_folder, write_private_file};
 pub use validate::{check_env_name, SUPPORTED_VERSION};
 pub use vpath::{shown, Namespace, PathError, VPath, MAX_PATH_BYTES};
 

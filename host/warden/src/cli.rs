@@ -297,7 +297,8 @@ pub struct McpArgs {
     /// only): a page where you answer the sandbox's questions whatever the
     /// client can show, see and cancel the calls running, revoke grants and read
     /// the audit log. Questions go to the client's form and to the console; the
-    /// first answer wins. Log in with the one-time URL printed on stderr.
+    /// first answer wins. Log in with the one-time URL in the file whose path is
+    /// printed on stderr (in Warden's private folder, this user only).
     #[arg(long, value_name = "ADDR")]
     pub console: Option<std::net::SocketAddr>,
     /// HTTP client sessions open at once; an `initialize` beyond gets a JSON-RPC

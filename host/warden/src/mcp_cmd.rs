@@ -32,11 +32,15 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         None => None,
     };
     let mut server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
+    let mut login_file = None;
     if let Some(address) = args.console {
         let policy = warden_policy::load(&args.policy)?;
         let console = warden_console::Console::new(audit_log(&args, &policy));
         let login = warden_console::serve_in_background(console.clone(), address).map_err(|e| Failure::usage(format!("--console {address}: {e}")))?;
-        eprintln!("warden: the console is at {login} (a one-time login: open it in your browser; nobody else needs it)");
+        // Not on stderr: a client keeps the server's stderr, in logs others may read.
+        let file = warden_policy::write_private_file(&format!("console-{}.url", std::process::id()), &format!("{login}\n")).map_err(Failure::usage)?;
+        eprintln!("warden: the console's one-time login URL is in {} (this user only): open it in your browser", file.display());
+        login_file = Some(file);
         server = server.with_console(console);
     }
     let reloader = args.watch.then(|| Reloader {
@@ -47,8 +51,11 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         None => warden_mcp::run_stdio(server, reloader),
         Some(options) => warden_mcp::run_http(server, options, reloader),
     };
-    // Its clients' containers go with the server.
+    // Its clients' containers go with the server, and the console's login with it.
     warden_shell::container::remove_own();
+    if let Some(file) = login_file {
+        let _ = std::fs::remove_file(file);
+    }
     served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }
 

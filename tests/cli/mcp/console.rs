@@ -19,16 +19,19 @@ struct Page {
     csrf: String,
 }
 
-/// The login URL the server printed.
+/// The login URL, from the private file whose path the server printed (the URL itself never is).
 pub(super) fn login_url(f: &Fixture) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let log = server_log(f);
-        if let Some(at) = log.find("the console is at ") {
-            let rest = &log[at + "the console is at ".len()..];
-            return rest.split_whitespace().next().unwrap().to_owned();
+        if let Some(at) = log.find("one-time login URL is in ") {
+            assert!(!log.contains("/login?token="), "the login URL on stderr: {log}");
+            let file = log[at + "one-time login URL is in ".len()..].split(" (this user only)").next().unwrap().to_owned();
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o600);
+            return std::fs::read_to_string(file).unwrap().trim().to_owned();
         }
-        assert!(Instant::now() < deadline, "no console URL on stderr: {log}");
+        assert!(Instant::now() < deadline, "no console URL file on stderr: {log}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -64,13 +67,14 @@ impl Page {
         assert_eq!(status, 303, "{head}");
         let cookie = head.lines().find_map(|l| l.strip_prefix("set-cookie: ")).unwrap().split(';').next().unwrap().to_owned();
         assert!(head.contains("httponly") && head.contains("samesite=strict"), "{head}");
-        let mut page = Page { port, cookie, csrf: String::new() };
-        page.csrf = page.state()["csrf"].as_str().unwrap().to_owned();
-        page
+        // The token is in the redirect's fragment, for the page alone.
+        let location = head.lines().find_map(|l| l.strip_prefix("location: ")).unwrap();
+        let csrf = location.strip_prefix("/#csrf=").unwrap_or_else(|| panic!("{location}")).trim().to_owned();
+        Page { port, cookie, csrf }
     }
 
     fn get(&self, path: &str) -> (u16, String) {
-        let (status, _, body) = send(self.port, "GET", path, &[("Cookie", &self.cookie)], "");
+        let (status, _, body) = send(self.port, "GET", path, &[("Cookie", &self.cookie), ("X-Warden-CSRF", &self.csrf)], "");
         (status, body)
     }
 
@@ -177,7 +181,8 @@ fn a_client_that_opens_urls_is_sent_the_questions_page_and_the_call_completes_af
     let question = &page.questions(1)[0];
     assert_eq!(asked["params"]["mode"], "url", "{asked}");
     assert_eq!(asked["params"]["url"], format!("http://127.0.0.1:{}/?question={}", page.port, question["id"]));
-    assert!(asked["params"]["message"].as_str().unwrap().starts_with("write_file asks to write /portfolio/drafts/a.md"), "{asked}");
+    // No path reaches the client in URL mode: the page shows it to the person.
+    assert_eq!(asked["params"]["message"], "Warden asks you about an access by this agent's tool; answer at Warden's console.");
     // The client took the person to the page: the answer comes from there.
     c.send(&json!({ "jsonrpc": "2.0", "id": asked["id"], "result": { "action": "accept" } }).to_string());
     assert!(c.response_within(id, Duration::from_millis(300)).is_none(), "the call finished before the person answered");
@@ -358,6 +363,13 @@ fn the_console_refuses_no_cookie_a_foreign_host_or_origin_and_a_forged_csrf_toke
         assert_eq!(status, expected, "{what}: {answer}");
     }
     assert_eq!(send(port, "GET", "/api/state", &[], "").0, 401);
+    // The cookie alone (a page on another port of 127.0.0.1 is sent it too) reads nothing but the static page.
+    for path in ["/api/state", "/api/events", "/api/audit"] {
+        assert_eq!(send(port, "GET", path, &[("Cookie", cookie)], "").0, 403, "{path}");
+    }
+    assert_eq!(send(port, "GET", "/", &[("Cookie", cookie)], "").0, 200);
+    // A cookie planted beside the real one does not lock the person out.
+    assert_eq!(send(port, "GET", "/api/state", &[("Cookie", &format!("warden_console=planted; {cookie}")), ("X-Warden-CSRF", csrf)], "").0, 200);
     assert_eq!(send(port, "GET", "/", &[("Host", "localhost.evil.example")], "").0, 403);
     // The login URL works once.
     let url = login_url(&f);

@@ -2,7 +2,19 @@
 // JSON and is set as text (textContent, option text), never parsed as HTML.
 'use strict';
 
-let csrf = '';
+// The session's CSRF token: given once in the login redirect's fragment, kept
+// in this tab's storage (bound to this port: a page on another port of
+// 127.0.0.1 gets the cookie, never this), sent with every API request.
+const given = new URLSearchParams(location.hash.slice(1)).get('csrf');
+if (given) {
+  sessionStorage.setItem('warden-csrf', given);
+  history.replaceState(null, '', location.pathname + location.search);
+}
+const csrf = sessionStorage.getItem('warden-csrf') || '';
+
+function api(url, options = {}) {
+  return fetch(url, { ...options, headers: { ...(options.headers || {}), 'x-warden-csrf': csrf } });
+}
 
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
@@ -29,9 +41,9 @@ function status(text, error) {
 }
 
 async function post(url, body) {
-  const response = await fetch(url, {
+  const response = await api(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-warden-csrf': csrf },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body || {}),
   });
   if (!response.ok) status(`${response.status}: ${await response.text()}`, true);
@@ -101,11 +113,9 @@ async function refresh() {
 }
 
 async function refreshOnce() {
-  const response = await fetch('/api/state');
+  const response = await api('/api/state');
   if (!response.ok) { status(`${response.status}: ${await response.text()}`, true); return; }
-  const state = await response.json();
-  csrf = state.csrf;
-  render(state);
+  render(await response.json());
 }
 
 function render(state) {
@@ -117,7 +127,7 @@ function render(state) {
 
 async function refreshAudit() {
   const query = new URLSearchParams(new FormData(document.getElementById('filters')));
-  const response = await fetch(`/api/audit?${query}`);
+  const response = await api(`/api/audit?${query}`);
   if (!response.ok) return;
   const view = await response.json();
   document.getElementById('audit-note').textContent = view.note || `${view.total} line(s)${view.total > view.records.length ? `, the newest ${view.records.length} shown` : ''}`;
@@ -137,9 +147,33 @@ function auditSoon() {
 }
 
 document.getElementById('filters').addEventListener('input', auditSoon);
-const events = new EventSource('/api/events');
+// Server-sent events, read by fetch (an EventSource cannot send the token).
 // Each event carries the state: shown at once, no request.
-events.addEventListener('changed', (event) => { render(JSON.parse(event.data)); auditSoon(); });
+async function listen() {
+  for (;;) {
+    try {
+      const response = await api('/api/events');
+      if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const lines = buffer.slice(0, end).split('\n');
+          buffer = buffer.slice(end + 2);
+          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+          if (lines.includes('event: changed') && data) { render(JSON.parse(data)); auditSoon(); }
+        }
+      }
+    } catch (e) {
+      status(`disconnected from Warden (${e.message}); retrying…`, true);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+listen();
 refresh();
-events.onerror = () => status('disconnected from Warden; retrying…', true);
 setInterval(() => { refresh(); }, 5000);
