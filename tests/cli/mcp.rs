@@ -7,6 +7,7 @@
 mod approvals;
 mod console;
 mod console_browser;
+mod standalone_console;
 mod transport;
 
 use std::io::{BufRead, BufReader, Write};

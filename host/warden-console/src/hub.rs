@@ -6,11 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
+use warden_fs::approval::{Answer, Request, Scope};
+use warden_policy::shown;
 
 /// What the person chose for a question.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "lowercase")]
 pub enum Decision {
     /// Allow this operation, on the folder at this index of the question's folders.
     Once { folder: usize },
@@ -19,8 +22,25 @@ pub enum Decision {
     Deny,
 }
 
+impl Decision {
+    /// What the decision answers to an approval request; "for this session"
+    /// is no answer where the question did not offer it.
+    pub fn answer(self, offer_session: bool) -> Answer {
+        match self {
+            Decision::Once { folder } => Answer::Allow { scope: Scope::Once, choice: folder },
+            Decision::Session { folder } if offer_session => Answer::Allow { scope: Scope::Session, choice: folder },
+            Decision::Session { .. } => Answer::Unanswered,
+            Decision::Deny => Answer::Deny,
+        }
+    }
+}
+
+/// The most questions pending at once: past them a question is not put on
+/// the page (it goes unanswered), so that nobody fills the page and memory.
+pub const MAX_PENDING: usize = 1000;
+
 /// A question for the person: the same facts as the client's form.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NewQuestion {
     /// The MCP client's name (or `warden` for the CLI's own commands).
     pub client: String,
@@ -34,6 +54,23 @@ pub struct NewQuestion {
     pub folders: Vec<String>,
     /// Whether "Allow for this session" is a choice.
     pub offer_session: bool,
+}
+
+impl NewQuestion {
+    /// `request` as the console shows it, asked by `client`; names are escaped
+    /// as the client's form escapes them.
+    pub fn of(request: &Request, client: &str, offer_session: bool) -> NewQuestion {
+        NewQuestion {
+            client: client.to_owned(),
+            tool: shown(request.tool.as_deref().unwrap_or("a tool")).into_owned(),
+            access: request.access.as_str().to_owned(),
+            path: shown(request.path.as_str()).into_owned(),
+            host_path: shown(&request.host_path.to_string_lossy()).into_owned(),
+            reason: request.reason.to_string(),
+            folders: request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect(),
+            offer_session,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -148,6 +185,12 @@ impl Console {
     pub fn ask(&self, question: NewQuestion) -> Asked {
         let id = self.next_id();
         let (reply, answer) = oneshot::channel();
+        let mut state = self.state();
+        if state.questions.len() >= MAX_PENDING {
+            tracing::warn!("{MAX_PENDING} questions pending at the console: one more goes unanswered");
+            // Dropped, the reply tells the asker that the console will not answer.
+            return Asked { id, answer, console: self.clone() };
+        }
         let view = QuestionView {
             id,
             client: question.client,
@@ -160,7 +203,8 @@ impl Console {
             offer_session: question.offer_session,
             asked_at: now_ms(),
         };
-        self.state().questions.insert(id, (view, reply));
+        state.questions.insert(id, (view, reply));
+        drop(state);
         self.changed();
         Asked { id, answer, console: self.clone() }
     }

@@ -20,11 +20,17 @@
 //! - `auth.rs`: the login, sessions, CSRF tokens, and the `Host` and `Origin` checks.
 //! - `audit_view.rs`: the audit log, newest first and filtered, with the policy lines for what was approved.
 //! - `routes.rs`: the HTTP side: the page, its JSON, server-sent events, the answers.
+//! - `local/`: the Unix socket where Warden's CLI commands list themselves and ask.
+//! - `standalone.rs`: `warden console`: the page and the socket, until interrupted.
 
 mod audit_view;
 mod auth;
 mod hub;
+mod local;
 mod routes;
+mod standalone;
 
-pub use hub::{Asked, CallGuard, Console, Decision, GrantSource, GrantView, NewCall, NewQuestion};
+pub use hub::{Asked, CallGuard, Console, Decision, GrantSource, GrantView, NewCall, NewQuestion, MAX_PENDING};
+pub use local::{socket_of, ConsoleApprover, Heard, LocalConsole};
 pub use routes::{serve, serve_in_background, Served};
+pub use standalone::{run_standalone, Standalone};

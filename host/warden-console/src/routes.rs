@@ -104,7 +104,7 @@ pub fn serve_in_background(console: Console, address: std::net::SocketAddr) -> s
 }
 
 /// The console is where access is granted: nothing off this machine reaches it.
-fn loopback_only(address: std::net::SocketAddr) -> std::io::Result<()> {
+pub(crate) fn loopback_only(address: std::net::SocketAddr) -> std::io::Result<()> {
     if address.ip().is_loopback() {
         return Ok(());
     }

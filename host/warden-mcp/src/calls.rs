@@ -1,7 +1,7 @@
 //! What runs around one tool call: who answers its approval requests, its
 //! cancellation and progress, and the blocking thread it runs on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,7 +42,11 @@ pub enum Ran<T> {
 /// What runs beside a call: a cancellation (`notifications/cancelled`, or
 /// a closed HTTP stream) sets the call's flag; after a second, progress goes
 /// out every second when the client gave a `progressToken`. Stopped on drop.
-pub struct Watchers(Vec<tokio::task::JoinHandle<()>>);
+pub struct Watchers {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The call's progress, when the client asked for it.
+    pub progress: Option<Progress>,
+}
 
 impl Watchers {
     pub fn start(context: &RequestContext<RoleServer>, cancel: Arc<AtomicBool>) -> Watchers {
@@ -51,26 +55,66 @@ impl Watchers {
             ct.cancelled().await;
             cancel.store(true, Ordering::Relaxed);
         })];
-        if let Some(token) = context.meta.get_progress_token() {
-            let peer = context.peer.clone();
+        let progress = context.meta.get_progress_token().map(|token| Progress(Arc::new(ProgressOf {
+            peer: context.peer.clone(),
+            token,
+            sent: AtomicU64::new(0),
+            person: AtomicBool::new(false),
+        })));
+        if let Some(progress) = progress.clone() {
             tasks.push(tokio::spawn(async move {
                 for seconds in 1u32.. {
                     tokio::time::sleep(PROGRESS_EVERY).await;
-                    let mut note = ProgressNotificationParam::new(token.clone(), f64::from(seconds));
-                    note.message = Some(format!("running for {seconds} s"));
-                    if peer.notify_progress(note).await.is_err() {
+                    let message = if progress.0.person.load(Ordering::SeqCst) {
+                        format!("waiting for a person to answer at Warden's console ({seconds} s)")
+                    } else {
+                        format!("running for {seconds} s")
+                    };
+                    if !progress.say(message).await {
                         return;
                     }
                 }
             }));
         }
-        Watchers(tasks)
+        Watchers { tasks, progress }
+    }
+}
+
+/// A call's progress notifications: each says what the call is doing.
+#[derive(Clone)]
+pub struct Progress(Arc<ProgressOf>);
+
+struct ProgressOf {
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+    /// Notifications sent; the progress each carries goes up by one.
+    sent: AtomicU64,
+    /// A person is being asked at the console, and the client is not.
+    person: AtomicBool,
+}
+
+impl Progress {
+    /// Sends `message`; false when the client is gone.
+    async fn say(&self, message: String) -> bool {
+        let count = self.0.sent.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut note = ProgressNotificationParam::new(self.0.token.clone(), count as f64);
+        note.message = Some(message);
+        self.0.peer.notify_progress(note).await.is_ok()
+    }
+
+    /// Tells the client, at once and then with every notification, that a
+    /// person is asked at the console; `false`: no longer.
+    pub async fn asking_at_console(&self, asking: bool) {
+        self.0.person.store(asking, Ordering::SeqCst);
+        if asking {
+            self.say("a person is being asked at Warden's console".to_owned()).await;
+        }
     }
 }
 
 impl Drop for Watchers {
     fn drop(&mut self) {
-        for task in &self.0 {
+        for task in &self.tasks {
             task.abort();
         }
     }
@@ -118,7 +162,13 @@ impl warden_console::GrantSource for ClientSession {
             "write" => warden_fs::Access::Write,
             _ => return false,
         };
-        self.lock().revoke(access, path)
+        match self.lock().revoke(access, path, Some("console")) {
+            Ok(revoked) => revoked,
+            Err(e) => {
+                tracing::warn!("a grant was revoked, and not logged: {e}");
+                true
+            }
+        }
     }
 }
 

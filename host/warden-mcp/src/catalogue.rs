@@ -24,6 +24,8 @@ pub struct Offer {
     /// `--approve`/`--answers` were given: the sessions' own approver answers,
     /// and the person at the client is never asked.
     pub answers_in_advance: bool,
+    /// Where a person is asked: the client's form, the console, or both.
+    pub ask_via: warden_policy::AskVia,
     pub new_session: SessionFactory,
 }
 

@@ -135,7 +135,7 @@ impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
         let (reply, answered) = oneshot::channel();
         self.via = None;
-        let question = Question { form: form(request, self.offer_session), console: for_console(request, &self.client, self.offer_session), reply };
+        let question = Question { form: form(request, self.offer_session), console: warden_console::NewQuestion::of(request, &self.client, self.offer_session), reply };
         if self.questions.blocking_send(question).is_err() {
             return Answer::Unanswered;
         }
@@ -147,12 +147,7 @@ impl Approver for Eliciting {
             }
             Ok(Some(Decided::Console(decision))) => {
                 self.via = Some("console");
-                match decision {
-                    warden_console::Decision::Once { folder } => Answer::Allow { scope: Scope::Once, choice: folder },
-                    warden_console::Decision::Session { folder } if self.offer_session => Answer::Allow { scope: Scope::Session, choice: folder },
-                    warden_console::Decision::Session { .. } => Answer::Unanswered,
-                    warden_console::Decision::Deny => Answer::Deny,
-                }
+                decision.answer(self.offer_session)
             }
             _ => Answer::Unanswered,
         }
@@ -160,20 +155,6 @@ impl Approver for Eliciting {
 
     fn answered_via(&self) -> Option<&'static str> {
         self.via
-    }
-}
-
-/// `request` as the console shows it: the form's facts, escaped alike.
-fn for_console(request: &Request, client: &str, offer_session: bool) -> warden_console::NewQuestion {
-    warden_console::NewQuestion {
-        client: client.to_owned(),
-        tool: shown(request.tool.as_deref().unwrap_or("a tool")).into_owned(),
-        access: request.access.as_str().to_owned(),
-        path: shown(request.path.as_str()).into_owned(),
-        host_path: shown(&request.host_path.to_string_lossy()).into_owned(),
-        reason: request.reason.to_string(),
-        folders: request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect(),
-        offer_session,
     }
 }
 
@@ -191,6 +172,8 @@ pub struct Waiting<'a> {
     /// Whether the call's catalogue is still the one served; an answer that
     /// comes after a reload grants nothing under the old policy.
     pub current: &'a (dyn Fn() -> bool + Send + Sync),
+    /// The call's progress notifications, if the client asked for them.
+    pub progress: Option<&'a crate::calls::Progress>,
 }
 
 /// A call slot (`--max-concurrent`), held while the call runs.
@@ -210,7 +193,7 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
             Some(question) = questions.recv() => {
                 // Waiting for a person is not work: others' calls may run meanwhile.
                 waiting.slot.held = None;
-                let asking = Asking { peer: waiting.peer, way: waiting.client_way, console: waiting.console };
+                let asking = Asking { peer: waiting.peer, way: waiting.client_way, console: waiting.console, progress: waiting.progress };
                 let mut answered = ask_person(asking, question.form, question.console, waiting.cancelled).await;
                 // Answered or not, the call goes on working: with a slot again.
                 tokio::select! {
@@ -242,6 +225,7 @@ struct Asking<'a> {
     peer: &'a Peer<RoleServer>,
     way: ClientWay,
     console: Option<&'a warden_console::Console>,
+    progress: Option<&'a crate::calls::Progress>,
 }
 
 /// Asks the person wherever `asking` says; the first answer wins, and the
@@ -277,6 +261,14 @@ async fn ask_person(
             }
         }
     };
+    // A client that is not asked hears why the call waits, if it takes progress.
+    let told = match (asking.progress, &handle, &on_page) {
+        (Some(progress), None, Some(_)) => Some(progress),
+        _ => None,
+    };
+    if let Some(progress) = told {
+        progress.asking_at_console(true).await;
+    }
     let deadline = tokio::time::sleep(ANSWER_TIME);
     tokio::pin!(deadline);
     let decided = loop {
@@ -305,6 +297,9 @@ async fn ask_person(
             () = cancelled.cancelled() => break None,
         }
     };
+    if let Some(progress) = told {
+        progress.asking_at_console(false).await;
+    }
     // Dropped, the console's question is withdrawn from the page; the client's form is withdrawn here.
     drop(on_page);
     if let Some(handle) = handle {

@@ -172,17 +172,17 @@ impl WardenMcp {
     /// Who may answer this call's approval requests: answers given in
     /// advance, else the person at the client (by elicitation now, or, for
     /// 2026-07-28 clients, in the call's result), else nobody.
-    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, how: How, tool: &str) -> Asking {
+    /// `askable`: whether the client's form or the console may be asked.
+    fn asking(&self, catalogue: &Catalogue, context: &RequestContext<RoleServer>, how: How, tool: &str, askable: bool) -> Asking {
         let client = context.client_info().map(|info| info.name);
         let tool = tool.to_owned();
         if catalogue.offer.answers_in_advance {
             return Asking { approver: None, client, waits_for_client: false, answered: None, tool };
         }
         let label = self.label(client.as_deref());
-        let console = self.shared.console.is_some();
         let (approver, waits_for_client, answered): (Box<dyn Approver>, bool, _) = match how {
             How::Deferring { asked, answered } => (Box::new(Deferring { asked: asked.clone() }), false, answered.map(|a| (a, asked))),
-            How::Eliciting { questions, cancel } if can_elicit(context) || console => {
+            How::Eliciting { questions, cancel } if askable => {
                 let offer_session = stateless_http(context).is_none();
                 (Box::new(Eliciting { questions, cancel, client: label, via: None, offer_session }), true, None)
             }
@@ -371,13 +371,17 @@ impl ServerHandler for WardenMcp {
         let asked = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         let (questions, mut to_ask) = mpsc::channel(1);
-        let console = self.shared.console.as_ref();
+        let via = catalogue.offer.ask_via;
+        // Where questions may go: the console, if one is served and `approvals.via` allows it; the client, if it takes forms and may be asked.
+        let console = self.shared.console.as_ref().filter(|_| via.console());
+        let client_forms = via.client() && can_elicit(&context);
+        let client_urls = via.client() && console.is_some() && can_open_urls(&context);
         let how = match (in_result, &request.request_state) {
             (false, _) => How::Eliciting { questions, cancel: cancel.clone() },
             // With a console, a 2026-07-28 call waits for the person there.
             (true, None) if console.is_some() => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that takes no forms is never asked: it gets today's refusal.
-            (true, None) if !can_elicit(&context) => How::Nobody,
+            (true, None) if !client_forms => How::Nobody,
             (true, None) => How::Deferring { asked: asked.clone(), answered: None },
             (true, Some(state)) => match seal.answered(&call, state, request.input_responses.as_ref()) {
                 Ok(Retried::Answered(answered)) => How::Deferring { asked: asked.clone(), answered: Some(answered) },
@@ -389,9 +393,9 @@ impl ServerHandler for WardenMcp {
             How::Deferring { answered: Some(answered), .. } => Some(answered.clone()),
             _ => None,
         };
-        let asking = self.asking(&catalogue, &context, how, &name);
-        let _watchers = Watchers::start(&context, cancel.clone());
-        let _listed = console.map(|console| {
+        let asking = self.asking(&catalogue, &context, how, &name, client_forms || console.is_some());
+        let watchers = Watchers::start(&context, cancel.clone());
+        let _listed = self.shared.console.as_ref().map(|console| {
             let call = warden_console::NewCall { client: self.label(asking.client.as_deref()), tool: name.clone(), detail: detail(&request) };
             let (flag, ct) = (cancel.clone(), context.ct.clone());
             console.call_started(call, move || {
@@ -403,11 +407,11 @@ impl ServerHandler for WardenMcp {
         let current = || *self.shared.generation.borrow() == generation;
         let client_way = match () {
             () if in_result => ClientWay::Not,
-            () if console.is_some() && can_open_urls(&context) => ClientWay::Url,
-            () if can_elicit(&context) => ClientWay::Form,
+            () if client_urls => ClientWay::Url,
+            () if client_forms => ClientWay::Form,
             () => ClientWay::Not,
         };
-        let waiting = Waiting { peer: &context.peer, client_way, console, cancelled: &context.ct, slot: &mut slot, current: &current };
+        let waiting = Waiting { peer: &context.peer, client_way, console, cancelled: &context.ct, slot: &mut slot, current: &current, progress: watchers.progress.as_ref() };
         let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {

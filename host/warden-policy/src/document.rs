@@ -108,6 +108,55 @@ pub struct SandboxSpec {
     /// relative to the policy file's folder. `--audit` overrides it.
     #[serde(default)]
     pub audit: Option<String>,
+    /// Where a person is asked.
+    #[serde(default)]
+    pub approvals: ApprovalsSpec,
+}
+
+/// `approvals:`: where a person is asked.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsSpec {
+    /// `client`: the MCP client's form (the terminal, for the CLI); `console`:
+    /// Warden's console alone, which no agent or client can answer; `both`
+    /// (default): either, the first answer wins and the other is withdrawn.
+    #[serde(default)]
+    pub via: AskVia,
+}
+
+/// Where a person is asked: see [`ApprovalsSpec::via`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AskVia {
+    Client,
+    Console,
+    #[default]
+    Both,
+}
+
+impl std::str::FromStr for AskVia {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<AskVia, String> {
+        match s {
+            "client" => Ok(AskVia::Client),
+            "console" => Ok(AskVia::Console),
+            "both" => Ok(AskVia::Both),
+            _ => Err(format!("'{s}' is not one of client, console, both")),
+        }
+    }
+}
+
+impl AskVia {
+    /// Whether the MCP client's form (or the terminal) may be asked.
+    pub fn client(self) -> bool {
+        self != AskVia::Console
+    }
+
+    /// Whether Warden's console may be asked.
+    pub fn console(self) -> bool {
+        self != AskVia::Client
+    }
 }
 
 /// `true`/`false`, or `{ allow: [...] }`.

@@ -24,7 +24,7 @@ pub use derive::{
 };
 pub use dir_flags::{policy_from_dir_flags, DirFlag};
 pub use dynamic::Dynamic;
-pub use document::{EngineChoice, PolicyDocument};
+pub use document::{AskVia, EngineChoice, PolicyDocument};
 pub use error::PolicyError;
 pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
 pub use model::{ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};

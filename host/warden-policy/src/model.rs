@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 
 use crate::derive::{Area, DeriveError, DeriveRequest};
-use crate::document::EngineChoice;
+use crate::document::{AskVia, EngineChoice};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
@@ -31,6 +31,8 @@ pub struct Policy {
     pub dynamic: Option<Dynamic>,
     /// Where approval requests and answers are logged, from `audit:`.
     pub audit: Option<PathBuf>,
+    /// Where a person is asked, from `approvals.via`.
+    pub ask_via: AskVia,
     pub workers: IndexMap<String, Worker>,
     pub mcp: McpSettings,
     /// Tool components offered over MCP, in policy order.

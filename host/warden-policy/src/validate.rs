@@ -95,6 +95,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         env: sandbox.env.into_iter().collect(),
         dynamic,
         audit: sandbox.audit.as_deref().map(|a| lexically_normal(&base.join(a))),
+        ask_via: sandbox.approvals.via,
         workers: IndexMap::new(),
         mcp: McpSettings { file_tools: doc.mcp.file_tools },
         tools: IndexMap::new(),

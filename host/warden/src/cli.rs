@@ -93,6 +93,17 @@ pub enum Command {
     /// approval are answered by --approve/--answers, or refused. JSON-RPC goes on
     /// stdout; logs go to stderr (`WARDEN_LOG=debug` for more).
     Mcp(McpArgs),
+    /// Serve Warden's console for a policy: a page on loopback where you answer
+    /// the questions of the CLI's commands under that policy (`fs`, `run`, `call`,
+    /// `exec`), see and cancel them while they run, and read the audit log.
+    ///
+    /// While it runs, every command under the policy lists itself there and
+    /// puts its questions to it (beside the terminal, if it has one; the first
+    /// answer wins), as `approvals: { via }` or --ask-via allows. The commands
+    /// find it through a socket in Warden's private folder, which no sandboxed
+    /// command or component sees. Log in once with the URL printed on stderr
+    /// (or --open it); it is spent when used. Stop it with Ctrl-C.
+    Console(ConsoleArgs),
     /// Create a tool project in a new folder: the tool, its WIT, a build script, a policy and a test.
     ///
     /// The folder's name is the tool's. `build.sh` installs the language's toolchain
@@ -261,7 +272,8 @@ pub struct ApprovalArgs {
     /// read-once, write-once (this operation only) or deny; PATH is a virtual
     /// folder, or a host folder for `dynamic` grants. The first answer whose
     /// folder holds the path decides; requests no answer covers are denied.
-    /// Without answers, a person at a terminal on stdin is asked; without one,
+    /// Without answers, a person is asked at the terminal on stdin and at the
+    /// policy's `warden console` if one runs (see --ask-via); with neither,
     /// every request is denied. May be repeated.
     #[arg(long = "approve", value_name = "VERB:PATH")]
     pub approve: Vec<String>,
@@ -269,6 +281,29 @@ pub struct ApprovalArgs {
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
     /// Append every request and answer to FILE, one JSON line each [default: the policy's `audit`].
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Where a person is asked: `client` (the MCP client's form; for the CLI,
+    /// the terminal), `console` (Warden's console alone, which no agent or
+    /// client can answer) or `both`, the first answer winning [default: the
+    /// policy's `approvals.via`, else both].
+    #[arg(long, value_name = "WHERE", value_parser = clap::value_parser!(warden_policy::AskVia))]
+    pub ask_via: Option<warden_policy::AskVia>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConsoleArgs {
+    /// The policy file (YAML) whose commands ask here.
+    #[arg(long)]
+    pub policy: PathBuf,
+    /// Serve the page at http://ADDR/ (loopback only) [default: 127.0.0.1 on a free port].
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", hide_default_value = true)]
+    pub listen: std::net::SocketAddr,
+    /// Open the login page in your browser (xdg-open, or open on macOS), from a
+    /// file of Warden's private folder: the URL is never on a command line.
+    #[arg(long)]
+    pub open: bool,
+    /// The audit log to show [default: the policy's `audit`].
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
 }

@@ -40,10 +40,13 @@ fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<D
     let cap = warden_shell::ProcessCap::start()?;
     let policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
     let timeout = given_timeout.or(policy.limits.timeout).unwrap_or(DEFAULT_TIMEOUT);
-    let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?;
-    approvals.ask_before_running(&args.command[0].to_string_lossy())?;
+    let command_line: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let listed = crate::approve::Listed { tool: "warden exec".into(), detail: command_line.join(" ") };
+    let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?;
+    approvals.ask_before_running(&command_line[0])?;
     let sandbox = ShellSandbox::with_options(&policy, approvals.session.sandbox()?, cap, container).map_err(shell_failure)?;
-    sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)
+    // Cancelled at the policy's console, the command is killed as on a timeout.
+    sandbox.execute_argv_cancellable(&args.command, args.cwd.as_deref(), timeout, &approvals.cancelled()).map_err(shell_failure)
 }
 
 fn report(result: ExecutionResult) -> Result<(), Failure> {

@@ -10,7 +10,9 @@ use crate::exit::Failure;
 
 pub fn run(args: FsArgs) -> Result<(), Failure> {
     let policy = warden_policy::load(&args.policy)?;
-    let mut session = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals)?.session;
+    let tool = format!("warden fs {}", op_name(&args.op));
+    let listed = crate::approve::Listed { tool: tool.clone(), detail: paths_of(&args.op).join(" ") };
+    let mut session = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?.session;
     let content = match &args.op {
         FsOp::Write { .. } => {
             let mut content = Vec::new();
@@ -19,7 +21,6 @@ pub fn run(args: FsArgs) -> Result<(), Failure> {
         }
         _ => Vec::new(),
     };
-    let tool = format!("warden fs {}", op_name(&args.op));
     let printed = session.attempt(Some(&tool), |sandbox| perform(sandbox, &args.op, &content))??;
     std::io::stdout().lock().write_all(printed.stdout.as_bytes())?;
     if let Some(notice) = printed.notice {
@@ -94,6 +95,15 @@ fn perform(sandbox: &Sandbox, op: &FsOp, content: &[u8]) -> warden_fs::Result<Pr
         }
     };
     Ok(Printed::from(format!("{line}\n")))
+}
+
+/// The paths an operation names, for the console.
+fn paths_of(op: &FsOp) -> Vec<&str> {
+    match op {
+        FsOp::Read { path, .. } | FsOp::Write { path } | FsOp::Edit { path, .. } | FsOp::Stat { path } | FsOp::Delete { path } | FsOp::Mkdir { path } => vec![path],
+        FsOp::List { path, .. } => vec![path.as_deref().unwrap_or("/")],
+        FsOp::Move { src, dst } | FsOp::Copy { src, dst } => vec![src, dst],
+    }
 }
 
 fn op_name(op: &FsOp) -> &'static str {

@@ -1,6 +1,7 @@
 mod approve;
 mod check;
 mod cli;
+mod console_cmd;
 mod exit;
 mod exec_cmd;
 mod fs_cmd;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => exec_cmd::run(args),
         Command::Sandbox(command) => sandbox_cmd::run(command),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Console(args) => console_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
         Command::Suggest { audit, session } => suggest_cmd::run(&audit, session.as_deref()),

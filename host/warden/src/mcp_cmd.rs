@@ -31,6 +31,9 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         }),
         None => None,
     };
+    if first.ask_via == warden_policy::AskVia::Console && args.console.is_none() && !first.answers_in_advance {
+        eprintln!("warden: approvals go to Warden's console alone, and --console is not given: every request that needs a person is denied");
+    }
     let mut server = WardenMcp::new(first, max_concurrent, args.watch).map_err(Failure::usage)?;
     let mut login_file = None;
     if let Some(address) = args.console {
@@ -111,6 +114,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     let mut files = vec![policy.file.clone()];
     files.extend(policy.tools.values().map(|t| t.component.clone()));
     let file_tools = policy.mcp.file_tools;
+    let ask_via = args.approvals.ask_via.unwrap_or(policy.ask_via);
     // Each client connection gets its own sessions (one per worker used): its own grants.
     let new_session: SessionFactory = Box::new(move |worker| {
         let approver: Box<dyn Approver> =
@@ -122,7 +126,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
             .map_err(|e| format!("cannot open the audit log: {e}"))?;
         ApprovalSession::open(&policy, worker, approver, audit).map_err(|e| e.to_string())
     });
-    Ok((Offer { file_tools, worker: args.worker.clone(), components, shell, answers_in_advance, new_session }, files))
+    Ok((Offer { file_tools, worker: args.worker.clone(), components, shell, answers_in_advance, ask_via, new_session }, files))
 }
 
 /// `run_command`'s sandbox, over the sandbox in effect of a session nobody

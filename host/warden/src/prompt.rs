@@ -1,14 +1,25 @@
-//! The interactive approver: a question on stderr, one key on a terminal stdin.
+//! The interactive approver: a question on stderr, one key on a terminal
+//! stdin; and, while the policy's console runs, the same question there, the
+//! first answer winning.
 
 use std::io::{IsTerminal, Read, Write};
 use std::os::fd::AsFd;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::termios::{tcgetattr, tcsetattr, OptionalActions};
+use warden_console::{Heard, LocalConsole, NewQuestion};
 use warden_fs::approval::{Answer, Approver, Request, Scope};
 
 /// Asks the person at the terminal: `o` once, `s` for the session, `d` deny,
 /// `w` to widen the folder granted. Esc, Ctrl-C, Ctrl-D and end of input deny.
-pub struct TerminalApprover;
+pub struct TerminalApprover {
+    /// The policy's console, asked too.
+    pub console: Option<LocalConsole>,
+    /// Where the last answer came from, when the console was asked too.
+    pub via: Option<&'static str>,
+}
 
 impl TerminalApprover {
     /// Whether a person can be asked: stdin is a terminal.
@@ -17,15 +28,27 @@ impl TerminalApprover {
     }
 }
 
+/// What came first: a key, or word from the console.
+enum Input {
+    /// `None` at end of input.
+    Key(Option<u8>),
+    Console(Heard),
+}
+
 impl Approver for TerminalApprover {
     fn decide(&mut self, request: &Request) -> Answer {
+        self.via = None;
         let mut err = std::io::stderr().lock();
         let access = request.access.as_str();
         let tool = request.tool.as_deref().unwrap_or("a tool");
         let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
+        let mut console = self.console.as_ref().filter(|c| c.ask(&NewQuestion::of(request, "warden CLI", true)));
         let _ = writeln!(err, "\nwarden: {tool}{worker} asks to {access} {}", request.path);
         let _ = writeln!(err, "  host path: {}", request.host_path.display());
         let _ = writeln!(err, "  because {}", request.reason);
+        if console.is_some() {
+            let _ = writeln!(err, "  (asked at Warden's console too: the first answer wins)");
+        }
         let mut choice = 0;
         loop {
             let dir = &request.choices[choice];
@@ -33,7 +56,26 @@ impl Approver for TerminalApprover {
             let widen = if request.choices.len() > 1 { "  [w] widen" } else { "" };
             let _ = write!(err, "  [o] allow once  [s] allow for this session  [d] deny{widen} ? ");
             let _ = err.flush();
-            let answer = match read_key() {
+            let key = match read_key(console) {
+                Input::Key(key) => key,
+                Input::Console(Heard::Answered(decision)) => {
+                    self.via = Some("console");
+                    let answer = decision.answer(true);
+                    let _ = writeln!(err, "answered at Warden's console: {}", said(answer));
+                    return answer;
+                }
+                Input::Console(_) if console.is_some_and(|c| c.cancelled().load(Ordering::SeqCst)) => {
+                    let _ = writeln!(err, "cancelled at Warden's console");
+                    return Answer::Unanswered;
+                }
+                Input::Console(_) => {
+                    // The console went away: the terminal alone answers.
+                    console = None;
+                    let _ = writeln!(err);
+                    continue;
+                }
+            };
+            let answer = match key {
                 Some(b'o' | b'O') => Answer::Allow { scope: Scope::Once, choice },
                 Some(b's' | b'S') => Answer::Allow { scope: Scope::Session, choice },
                 Some(b'w' | b'W') if request.choices.len() > 1 => {
@@ -47,19 +89,32 @@ impl Approver for TerminalApprover {
                     continue;
                 }
             };
-            let said = match answer {
-                Answer::Allow { scope: Scope::Once, .. } => "allowed once",
-                Answer::Allow { scope: Scope::Session, .. } => "allowed for this session",
-                _ => "denied",
-            };
-            let _ = writeln!(err, "{said}");
+            if let Some(console) = console {
+                console.withdraw();
+                self.via = Some("terminal");
+            }
+            let _ = writeln!(err, "{}", said(answer));
             return answer;
         }
     }
+
+    fn answered_via(&self) -> Option<&'static str> {
+        self.via
+    }
 }
 
-/// One key from stdin, without waiting for Enter; `None` at end of input.
-fn read_key() -> Option<u8> {
+fn said(answer: Answer) -> &'static str {
+    match answer {
+        Answer::Allow { scope: Scope::Once, .. } => "allowed once",
+        Answer::Allow { scope: Scope::Session, .. } => "allowed for this session",
+        Answer::Deny => "denied",
+        _ => "not answered",
+    }
+}
+
+/// One key from stdin, without waiting for Enter, or the console's word,
+/// whichever comes first.
+fn read_key(console: Option<&LocalConsole>) -> Input {
     let stdin = std::io::stdin();
     let saved = tcgetattr(stdin.as_fd()).ok();
     if let Some(saved) = &saved {
@@ -67,10 +122,26 @@ fn read_key() -> Option<u8> {
         raw.make_raw();
         let _ = tcsetattr(stdin.as_fd(), OptionalActions::Now, &raw);
     }
-    let mut key = [0u8; 1];
-    let got = stdin.lock().read(&mut key);
+    let input = loop {
+        let Some(console) = console else { break Input::Key(one_key()) };
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        let wait = Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+        if poll(&mut fds, Some(&wait)).is_ok_and(|n| n > 0) {
+            break Input::Key(one_key());
+        }
+        match console.heard(Duration::ZERO) {
+            Heard::Waiting => {}
+            heard => break Input::Console(heard),
+        }
+    };
     if let Some(saved) = &saved {
         let _ = tcsetattr(stdin.as_fd(), OptionalActions::Now, saved);
     }
-    matches!(got, Ok(1)).then_some(key[0])
+    input
 }
+
+fn one_key() -> Option<u8> {
+    let mut key = [0u8; 1];
+    matches!(std::io::stdin().lock().read(&mut key), Ok(1)).then_some(key[0])
+}
+

@@ -7,7 +7,7 @@ use warden_wasm::{
     call_approved, give_sandbox, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
 
-use crate::approve::Approvals;
+use crate::approve::{Approvals, Listed};
 use crate::cli::{CacheArgs, CallArgs, RunArgs, SandboxArgs};
 use crate::exit::Failure;
 
@@ -16,8 +16,9 @@ pub const TRAPPED: u8 = 125;
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
     let runtime = runtime(&args.sandbox.cache)?;
-    let (mut config, approvals) = config(&args.sandbox)?;
     let name = component_name(&args.component);
+    let listed = Listed { tool: "warden run".into(), detail: std::iter::once(name.clone()).chain(args.args.iter().cloned()).collect::<Vec<_>>().join(" ") };
+    let (mut config, approvals) = config(&args.sandbox, &listed)?;
     if let Some(mut approvals) = approvals {
         approvals.ask_before_running(&name)?;
         give_sandbox(&mut config, &approvals.session.sandbox()?).map_err(run_failure)?;
@@ -50,7 +51,8 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
         return Err(Failure::usage(format!("the input is not JSON: {e}")));
     }
     let runtime = runtime(&args.sandbox.cache)?;
-    let (mut config, approvals) = config(&args.sandbox)?;
+    let listed = Listed { tool: "warden call".into(), detail: format!("{} {}", component_name(&args.component), args.tool) };
+    let (mut config, approvals) = config(&args.sandbox, &listed)?;
     let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
     let outcome = match approvals {
         None => runtime.call(&loaded, &config, &args.tool, &input),
@@ -121,7 +123,8 @@ fn component_name(component: &std::path::Path) -> String {
 
 
 /// The policy (from a file or --dir flags) as an approval session, and the limits.
-fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<Approvals>), Failure> {
+/// `listed`: the command, as the policy's console lists it; cancelled there, the run stops.
+fn config(args: &SandboxArgs, listed: &Listed) -> Result<(RunConfig, Option<Approvals>), Failure> {
     let policy = match (&args.policy, args.dirs.is_empty()) {
         (Some(file), _) => Some(warden_policy::load(file)?),
         (None, false) => {
@@ -134,7 +137,9 @@ fn config(args: &SandboxArgs) -> Result<(RunConfig, Option<Approvals>), Failure>
     let mut limits = Limits::default();
     let mut approvals = None;
     if let Some(policy) = &policy {
-        approvals = Some(Approvals::open(policy, args.worker.as_deref(), &args.approvals)?);
+        let opened = Approvals::open(policy, args.worker.as_deref(), &args.approvals, listed)?;
+        config.cancel = Some(opened.cancelled());
+        approvals = Some(opened);
         config.network = policy.network_for(args.worker.as_deref()).clone();
         config.env = policy.env.clone();
         limits = policy.limits;

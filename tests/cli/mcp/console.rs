@@ -12,9 +12,9 @@ use serde_json::{json, Value};
 
 use super::{accept, audit_lines, ok, refused, server_log, Client, Fixture, APPROVAL_POLICY, NEW, OLD};
 
-/// A browser's session on the console of the server `f` started.
-struct Page {
-    port: u16,
+/// A browser's session on a console.
+pub(super) struct Page {
+    pub(super) port: u16,
     cookie: String,
     csrf: String,
 }
@@ -37,7 +37,7 @@ pub(super) fn login_url(f: &Fixture) -> String {
 }
 
 /// Sends one request to 127.0.0.1:`port`; the status, the headers and the body.
-fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+pub(super) fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let mut request = format!("{method} {path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
@@ -58,8 +58,13 @@ fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &st
 }
 
 impl Page {
+    /// Logged in to the console the server `f` started.
     fn log_in(f: &Fixture) -> Page {
-        let url = login_url(f);
+        Page::log_in_at(&login_url(f))
+    }
+
+    /// Logged in with the one-time `url`.
+    pub(super) fn log_in_at(url: &str) -> Page {
         let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
         let (port, path) = rest.split_once('/').unwrap();
         let port: u16 = port.parse().unwrap();
@@ -73,19 +78,19 @@ impl Page {
         Page { port, cookie, csrf }
     }
 
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(super) fn get(&self, path: &str) -> (u16, String) {
         let (status, _, body) = send(self.port, "GET", path, &[("Cookie", &self.cookie), ("X-Warden-CSRF", &self.csrf)], "");
         (status, body)
     }
 
-    fn state(&self) -> Value {
+    pub(super) fn state(&self) -> Value {
         let (status, body) = self.get("/api/state");
         assert_eq!(status, 200, "{body}");
         serde_json::from_str(&body).unwrap()
     }
 
     /// A change, as the page sends it: same origin, with the CSRF token.
-    fn post(&self, path: &str, body: &Value) -> (u16, String) {
+    pub(super) fn post(&self, path: &str, body: &Value) -> (u16, String) {
         let origin = format!("http://127.0.0.1:{}", self.port);
         let headers = [("Cookie", self.cookie.as_str()), ("Origin", origin.as_str()), ("X-Warden-CSRF", self.csrf.as_str()), ("Content-Type", "application/json")];
         let (status, _, body) = send(self.port, "POST", path, &headers, &body.to_string());
@@ -93,7 +98,7 @@ impl Page {
     }
 
     /// The pending questions, once there are `n` of them.
-    fn questions(&self, n: usize) -> Vec<Value> {
+    pub(super) fn questions(&self, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let questions = self.state()["questions"].as_array().unwrap().clone();
@@ -105,7 +110,7 @@ impl Page {
         }
     }
 
-    fn answer(&self, question: &Value, decision: &str) {
+    pub(super) fn answer(&self, question: &Value, decision: &str) {
         let (status, body) = self.post(&format!("/api/questions/{}", question["id"]), &json!({ "decision": decision, "folder": 0 }));
         assert_eq!(status, 204, "{body}");
     }
@@ -210,11 +215,23 @@ fn a_grant_for_the_session_is_listed_and_revoked_and_the_next_write_asks_again()
     let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("c.md") }));
     page.answer(&page.questions(1)[0], "deny");
     assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
-    // The suggested policy lines name what was granted for the session.
+    // The revocation is logged, with where it was made.
+    let logged = audit_lines(&f);
+    let revoked: Vec<&Value> = logged.iter().filter(|l| l["decision"] == "revoked").collect();
+    assert_eq!(revoked.len(), 1, "{logged:?}");
+    assert_eq!((revoked[0]["grant"].as_str(), revoked[0]["operation"].as_str(), revoked[0]["via"].as_str()), (Some("/portfolio/drafts"), Some("write"), Some("console")));
+    assert_eq!(revoked[0]["session"], logged[0]["session"]);
+    // The suggested policy lines name what was granted for the session, and not once it is revoked.
     let (status, audit) = page.get("/api/audit?decision=allow");
     assert_eq!(status, 200);
     let audit: Value = serde_json::from_str(&audit).unwrap();
     assert_eq!(audit["total"], 1, "{audit}");
+    assert!(!audit["suggestions"][0]["policy"].as_str().unwrap().contains("/portfolio/drafts: write was granted"), "{audit}");
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("d.md") }));
+    page.answer(&page.questions(1)[0], "session");
+    ok(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]);
+    let (_, audit) = page.get("/api/audit?decision=allow");
+    let audit: Value = serde_json::from_str(&audit).unwrap();
     assert!(audit["suggestions"][0]["policy"].as_str().unwrap().contains("/portfolio/drafts: write was granted"), "{audit}");
 }
 
@@ -424,6 +441,73 @@ fn a_sandboxed_command_on_the_same_loopback_reads_nothing_and_answers_nothing() 
     let text = ran["content"][0]["text"].as_str().unwrap_or_default().to_owned();
     assert!(text.contains("GET /api/state 401") && text.contains("GET / 401") && text.contains(&format!("POST /api/questions/{} 401", question["id"])), "{ran}");
     assert_eq!(page.questions(1)[0]["id"], question["id"], "the question was answered from inside the sandbox");
+    page.answer(&question, "deny");
+    assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
+}
+
+#[test]
+fn a_client_that_is_not_asked_hears_by_progress_that_a_person_is_asked_at_the_console() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, page) = with_console(&f, OLD, json!({}));
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("a.md"), "_meta": { "progressToken": "p-1" } }));
+    let told = c.wait_for("notifications/progress", Duration::from_secs(20)).expect("a progress notification");
+    assert_eq!((told["params"]["progressToken"].as_str(), told["params"]["message"].as_str()), (Some("p-1"), Some("a person is being asked at Warden's console")));
+    let later = c.wait_for("notifications/progress", Duration::from_secs(20)).expect("progress while the person is asked");
+    assert!(later["params"]["message"].as_str().unwrap().starts_with("waiting for a person to answer at Warden's console ("), "{later}");
+    assert!(later["params"]["progress"].as_f64() > told["params"]["progress"].as_f64(), "{later}");
+    page.answer(&page.questions(1)[0], "once");
+    ok(&c.response_within(id, Duration::from_secs(20)).expect("the call ended")["result"]);
+}
+
+#[test]
+fn approvals_via_console_never_asks_the_clients_form_and_via_client_never_the_console() {
+    let f = Fixture::new();
+    f.file("policy.yaml", &format!("{APPROVAL_POLICY}  approvals: {{ via: console }}\n"));
+    let (mut c, page) = with_console(&f, OLD, json!({ "elicitation": { "form": {}, "url": {} } }));
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("a.md") }));
+    let question = page.questions(1)[0].clone();
+    // The question is on the page before the client would be asked: the client never is.
+    assert!(c.wait_for("elicitation/create", Duration::from_millis(500)).is_none(), "the client was asked");
+    page.answer(&question, "once");
+    ok(&c.response_within(id, Duration::from_secs(20)).expect("the call ended")["result"]);
+    assert_eq!(audit_lines(&f)[0]["via"], "console");
+    drop(c);
+    // `--ask-via client` over the policy: the console lists the call but never asks; the client's form answers.
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--audit", audit.to_str().unwrap(), "--console", "127.0.0.1:0", "--ask-via", "client"], json!({ "elicitation": { "form": {} } }));
+    let page = Page::log_in(&f);
+    let (result, forms) = c.call_answering("write_file", write("b.md"), &[accept("once", "/portfolio/drafts")]);
+    assert_eq!(forms.len(), 1);
+    ok(&result);
+    assert_eq!(page.state()["questions"].as_array().unwrap().len(), 0);
+    assert!(audit_lines(&f).iter().all(|l| l["via"] != "console"));
+}
+
+#[test]
+fn a_component_with_network_access_to_the_consoles_port_reads_nothing() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let f = Fixture::new();
+    f.file(
+        "policy.yaml",
+        &format!(
+            "{APPROVAL_POLICY}  network: {{ allow: [\"127.0.0.1:{port}\"] }}\ntools:\n  http: {{ component: {} }}\n",
+            super::guest("httpget.wasm")
+        ),
+    );
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect_with(&f, OLD, &["--audit", audit.to_str().unwrap(), "--console", &format!("127.0.0.1:{port}")], json!({}));
+    let page = Page::log_in(&f);
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("a.md") }));
+    let question = page.questions(1)[0].clone();
+    for path in ["/api/state", "/", "/api/audit", &format!("/?question={}", question["id"])] {
+        let got = c.call("http__get", json!({ "authority": format!("127.0.0.1:{port}"), "path": path }));
+        let said: Value = serde_json::from_str(got["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(said["status"], 401, "{path}: {got}");
+    }
+    assert_eq!(page.questions(1)[0]["id"], question["id"]);
     page.answer(&question, "deny");
     assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
 }

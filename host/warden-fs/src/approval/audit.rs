@@ -22,6 +22,8 @@ pub enum Decision {
     Unanswered,
     /// Refused by the sandbox's rules; nobody was asked.
     Refused,
+    /// A grant for the session was ended by a person.
+    Revoked,
 }
 
 /// One line of the log. Host paths are fine here: it is for the person, not the model.
@@ -86,6 +88,27 @@ impl AuditRecord {
             decision,
             refusal: None,
             via: None,
+        }
+    }
+
+    /// A grant for the session, ended by a person (at `via`).
+    pub fn revoked(info: &SessionInfo, client: Option<&str>, access: crate::Access, grant: &super::GrantDir, via: Option<&str>) -> AuditRecord {
+        AuditRecord {
+            time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            session: info.id.clone(),
+            worker: info.worker.clone(),
+            tool: None,
+            client: client.map(str::to_owned),
+            operation: access.as_str().to_owned(),
+            path: grant.path.to_string(),
+            host_path: Some(grant.host.clone()),
+            reason: "revoked".to_owned(),
+            grant: Some(grant.path.to_string()),
+            grant_host: Some(grant.host.clone()),
+            scope: Some(Scope::Session.as_str().to_owned()),
+            decision: Decision::Revoked,
+            refusal: None,
+            via: via.map(str::to_owned),
         }
     }
 

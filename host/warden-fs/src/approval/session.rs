@@ -129,12 +129,19 @@ impl ApprovalSession {
         effective(&self.base, &grants)
     }
 
-    /// Ends the session's grant of `access` to the folder `path`; false when
-    /// there is none. The next access there asks again.
-    pub fn revoke(&mut self, access: Access, path: &str) -> bool {
-        let before = self.session_grants.len();
-        self.session_grants.retain(|g| !(g.access == access && g.dir.path.as_str() == path));
-        before != self.session_grants.len()
+    /// Ends the session's grant of `access` to the folder `path`, logged
+    /// with where it was revoked (`via`); false when there is none. The next
+    /// access there asks again. The grant ends even when the log cannot be
+    /// written; that failure is the error.
+    pub fn revoke(&mut self, access: Access, path: &str, via: Option<&str>) -> Result<bool> {
+        let (ended, kept) = std::mem::take(&mut self.session_grants).into_iter().partition(|g| g.access == access && g.dir.path.as_str() == path);
+        let ended: Vec<Grant> = ended;
+        self.session_grants = kept;
+        if let (Some(audit), Some(grant)) = (&mut self.audit, ended.first()) {
+            let record = AuditRecord::revoked(&self.info, self.client.as_deref(), access, &grant.dir, via);
+            audit.append(&record).map_err(audit_failed)?;
+        }
+        Ok(!ended.is_empty())
     }
 
     /// The folders granted for the session so far, with their access.

@@ -7,9 +7,17 @@ use std::path::Path;
 use super::audit::{AuditRecord, Decision};
 
 /// One mount per folder granted for the session outside the mounts (write
-/// wins over read), and one comment per approval rule a grant lifted.
+/// wins over read), and one comment per approval rule a grant lifted; a
+/// grant revoked later in the session is none.
 pub fn suggestion(session: &str, records: &[&AuditRecord]) -> String {
-    let kept = records.iter().filter(|r| r.decision == Decision::Allow && r.scope.as_deref() == Some("session"));
+    let mut kept: Vec<&AuditRecord> = Vec::new();
+    for r in records {
+        match r.decision {
+            Decision::Allow if r.scope.as_deref() == Some("session") => kept.push(r),
+            Decision::Revoked => kept.retain(|k| !(k.operation == r.operation && k.grant == r.grant)),
+            _ => {}
+        }
+    }
     let mut mounts: Vec<(String, &Path, bool)> = Vec::new();
     let mut lifted: Vec<String> = Vec::new();
     for r in kept {

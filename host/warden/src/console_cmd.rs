@@ -1,0 +1,56 @@
+//! `warden console`: the policy's console, for the CLI's own commands.
+
+use std::path::PathBuf;
+
+use crate::cli::ConsoleArgs;
+use crate::exit::Failure;
+
+pub fn run(args: ConsoleArgs) -> Result<(), Failure> {
+    let policy = warden_policy::load(&args.policy)?;
+    let audit = args.audit.clone().or_else(|| policy.audit.clone());
+    let socket = warden_console::socket_of(&policy.file).map_err(Failure::usage)?;
+    let shown_socket = socket.display().to_string();
+    let standalone = warden_console::Standalone { console: warden_console::Console::new(audit), address: args.listen, socket };
+    let mut opened = None;
+    let served = warden_console::run_standalone(standalone, |login| {
+        let page = login.split("/login").next().unwrap_or(login);
+        eprintln!("warden: the console of {} is at {page}", policy.file.display());
+        eprintln!("warden: log in once (the link is spent when used): {login}");
+        eprintln!("warden: commands under this policy ask here while it runs (they find it at {shown_socket}); Ctrl-C stops it");
+        if args.open {
+            match open_in_browser(login) {
+                Ok(file) => opened = Some(file),
+                Err(e) => eprintln!("warden: --open: {e}"),
+            }
+        }
+    });
+    if let Some(file) = opened {
+        let _ = std::fs::remove_file(file);
+    }
+    served.map_err(|e| Failure::usage(format!("warden console: {e}")))
+}
+
+/// Opens `login` in the person's browser through a page of Warden's private
+/// folder that goes on to it: on a command line, the URL would be readable by
+/// every user of the machine (`/proc/PID/cmdline`). The page's path.
+fn open_in_browser(login: &str) -> Result<PathBuf, String> {
+    let page = format!(
+        "<!doctype html><meta charset=utf-8><meta name=referrer content=no-referrer>\
+         <meta http-equiv=refresh content=\"0;url={login}\"><title>Warden console</title>"
+    );
+    let file = warden_policy::write_private_file(&format!("console-{}-login.html", std::process::id()), &page)?;
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let spawned = std::process::Command::new(opener)
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    match spawned {
+        Ok(_) => Ok(file),
+        Err(e) => {
+            let _ = std::fs::remove_file(&file);
+            Err(format!("cannot run {opener}: {e}; open the login URL above by hand"))
+        }
+    }
+}
+
