@@ -31,7 +31,7 @@ use warden_fs::{Access, Denial, FsError};
 use warden_policy::shown;
 
 /// How long a person may take over one form.
-const ANSWER_TIME: Duration = Duration::from_secs(300);
+pub(crate) const ANSWER_TIME: Duration = Duration::from_secs(300);
 /// The key of the one form a call's result holds.
 const KEY: &str = "approval";
 /// The most questions one 2026-07-28 call may carry answers to.
@@ -240,13 +240,7 @@ async fn ask_person(
     let mut on_page = asking.console.map(|console| console.ask(question));
     // A client that takes URLs is sent the console's page for the question instead of a form.
     let sent = match (asking.way, &on_page) {
-        (ClientWay::Url, Some(asked)) => ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            // No path or reason: the page shows them to the person, the agent's client need not see them.
-            message: "Warden asks you about an access by this agent's tool; answer at Warden's console.".to_owned(),
-            url: asked.url(),
-            elicitation_id: format!("warden-question-{}", asked.id()),
-        },
+        (ClientWay::Url, Some(asked)) => console_page(asked.id(), asked.url()),
         _ => form,
     };
     let mut handle = match asking.way {
@@ -311,6 +305,17 @@ async fn ask_person(
     decided
 }
 
+/// The request that sends the person to the console's page for question `id`.
+fn console_page(id: u64, url: String) -> ElicitRequestParams {
+    ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        // No path or reason: the page shows them to the person, the agent's client need not see them.
+        message: "Warden asks you about an access by this agent's tool; answer at Warden's console.".to_owned(),
+        url,
+        elicitation_id: format!("warden-question-{id}"),
+    }
+}
+
 /// 2026-07-28: leaves the first new request unanswered and keeps it, for the
 /// call's result to ask.
 pub struct Deferring {
@@ -357,6 +362,8 @@ pub struct Answered {
     /// ones were logged in theirs).
     fresh: bool,
     offer_session: bool,
+    /// Where the last answer was given, when not at the client.
+    via: Option<&'static str>,
 }
 
 /// What became of the answers given earlier, before the call runs again.
@@ -384,7 +391,7 @@ impl Answered {
             }
             let answer = answer(&request, result, self.offer_session);
             let path = request.path.to_string();
-            let settled = session.settle(request, answer, i == last && self.fresh)?;
+            let settled = session.settle_via(request, answer, i == last && self.fresh, self.via.filter(|_| i == last))?;
             let allowed = || {
                 let sandbox = session.sandbox().ok();
                 let list = sandbox.as_ref().map(|s| if access == Access::Read { s.readable_list() } else { s.writable_list() });
@@ -401,6 +408,25 @@ impl Answered {
 
     fn asked(&self) -> impl Iterator<Item = &(Asked, ElicitResult)> {
         self.rounds.iter()
+    }
+
+    /// These answers and, for `asked`, the person's `decision` at the
+    /// console, as the form's answer would say it (`None`: unanswered).
+    pub fn and_at_console(&self, asked: Asked, decision: Option<warden_console::Decision>) -> Answered {
+        let folder = |i: usize| asked.choices.get(i).and_then(|c| c.split('\0').next()).map(|p| shown(p).into_owned());
+        let accept = |decision: &str, i: usize| {
+            let content = serde_json::json!({ "decision": decision, "folder": folder(i) });
+            ElicitResult::new(ElicitationAction::Accept).with_content(content)
+        };
+        let result = match decision {
+            Some(warden_console::Decision::Once { folder }) => accept("once", folder),
+            Some(warden_console::Decision::Session { folder }) => accept("session", folder),
+            Some(warden_console::Decision::Deny) => ElicitResult::new(ElicitationAction::Decline),
+            None => ElicitResult::new(ElicitationAction::Cancel),
+        };
+        let mut rounds = self.rounds.clone();
+        rounds.push((asked, result));
+        Answered { rounds, fresh: true, offer_session: self.offer_session, via: Some("console") }
     }
 
     /// These answers without the one given to an earlier form of `request`
@@ -429,6 +455,10 @@ struct Pending {
     /// The answers to all but the last.
     answers: Vec<ElicitResult>,
     offer_session: bool,
+    /// The last is asked at the console, this question there (the client was
+    /// sent its page): the answer comes from the console, not the client.
+    #[serde(default)]
+    console: Option<u64>,
     /// Random: an answered state is spent, and a second answer with it refused.
     nonce: String,
 }
@@ -437,6 +467,9 @@ struct Pending {
 pub enum Retried {
     /// The answers so far, this round's among them.
     Answered(Answered),
+    /// The last question is the console's `question`: its answer comes
+    /// from there, after `before` (the earlier rounds, `asked` the last).
+    AtConsole { question: u64, before: Answered, asked: Asked },
     /// Not answerable by this client, or not answered: the call runs as one
     /// without a state would (no earlier answer is granted again), and the
     /// state is not spent.
@@ -458,8 +491,9 @@ impl StateSeal {
     }
 
     /// The call's result asking about `request`, with `before` (the answers
-    /// of the earlier rounds) carried in its state.
-    pub fn ask(&self, call: &Call<'_>, before: Option<&Answered>, request: &Request) -> Result<InputRequiredResult, String> {
+    /// of the earlier rounds) carried in its state: by a form, or, given the
+    /// console's question (its id and page), by sending the person there.
+    pub fn ask(&self, call: &Call<'_>, before: Option<&Answered>, request: &Request, console: Option<(u64, String)>) -> Result<InputRequiredResult, String> {
         let (asked, answers): (Vec<Asked>, Vec<ElicitResult>) = before.into_iter().flat_map(Answered::asked).cloned().unzip();
         if asked.len() >= MAX_ROUNDS {
             return Err(format!("the call needed more than {MAX_ROUNDS} approvals"));
@@ -471,12 +505,17 @@ impl StateSeal {
             asked: asked.into_iter().chain([Asked::of(request)]).collect(),
             answers,
             offer_session: call.offer_session,
+            console: console.as_ref().map(|(id, _)| *id),
             nonce: random::<16>()?.iter().map(|b| format!("{b:02x}")).collect(),
         };
         let options = SealOptions::new().associated_data(call.tool.as_bytes()).ttl(ANSWER_TIME);
         let state = self.codec.seal_json_with(&pending, &options).map_err(|e| e.to_string())?;
         let mut requests = InputRequests::new();
-        requests.insert(KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(request, call.offer_session))));
+        let params = match console {
+            Some((id, url)) => console_page(id, url),
+            None => form(request, call.offer_session),
+        };
+        requests.insert(KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
@@ -507,8 +546,15 @@ impl StateSeal {
             return Err(refused());
         }
         let offer_session = pending.offer_session;
+        // The person went to the console's page: the answer is there.
+        if let (Some(question), ElicitationAction::Accept) = (pending.console, &result.action) {
+            let mut asked = pending.asked;
+            let last = asked.pop().expect("checked: one more asked than answered");
+            let rounds = asked.into_iter().zip(pending.answers).collect();
+            return Ok(Retried::AtConsole { question, before: Answered { rounds, fresh: false, offer_session, via: None }, asked: last });
+        }
         let rounds = pending.asked.into_iter().zip(pending.answers.into_iter().chain([result])).collect();
-        Ok(Retried::Answered(Answered { rounds, fresh: true, offer_session }))
+        Ok(Retried::Answered(Answered { rounds, fresh: true, offer_session, via: None }))
     }
 
     /// Whether `nonce` was not spent yet; it is now.
@@ -572,7 +618,7 @@ mod tests {
     fn a_state_answers_only_for_the_client_that_was_asked_and_only_once() {
         let seal = StateSeal::new().unwrap();
         let alice = Call { tool: "write_file", arguments: "{}", client: "client-1", offer_session: true };
-        let state = seal.ask(&alice, None, &request()).unwrap().request_state.unwrap();
+        let state = seal.ask(&alice, None, &request(), None).unwrap().request_state.unwrap();
         // Another client's answer is no answer: asked again, and the state is not spent by it.
         let mallory = Call { client: "token:beef", ..alice };
         assert!(matches!(seal.answered(&mallory, &state, Some(&responses("once"))), Ok(Retried::AskAgain)));
@@ -582,7 +628,7 @@ mod tests {
         assert!(seal.answered(&alice, &state, Some(&responses("once"))).is_err(), "a spent state answered twice");
         // Another tool's or other arguments' state is refused.
         let other = Call { arguments: "{\"path\":\"/portfolio/b.md\"}", ..alice };
-        let state = seal.ask(&alice, None, &request()).unwrap().request_state.unwrap();
+        let state = seal.ask(&alice, None, &request(), None).unwrap().request_state.unwrap();
         assert!(seal.answered(&other, &state, Some(&responses("once"))).is_err());
     }
 

@@ -12,6 +12,7 @@ mod component_tools;
 mod elicit;
 mod file_tools;
 mod http;
+mod parked;
 mod reload;
 mod server;
 mod sessions;

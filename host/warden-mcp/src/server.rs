@@ -38,6 +38,8 @@ struct Shared {
     /// Warden's own console (`--console`): questions go there too, and it
     /// lists the calls running and the grants in force.
     console: Option<warden_console::Console>,
+    /// Questions at the console whose pages 2026-07-28 calls sent their clients.
+    parked: crate::parked::Parked,
 }
 
 /// One client's approval sessions, one per worker used, and its own
@@ -73,6 +75,7 @@ impl WardenMcp {
             slots: Arc::new(Semaphore::new(max_concurrent.max(1))),
             clients: AtomicU64::new(0),
             console: None,
+            parked: crate::parked::Parked::default(),
         };
         WardenMcp::for_client(Arc::new(shared))
     }
@@ -378,13 +381,25 @@ impl ServerHandler for WardenMcp {
         let client_urls = via.client() && console.is_some() && can_open_urls(&context);
         let how = match (in_result, &request.request_state) {
             (false, _) => How::Eliciting { questions, cancel: cancel.clone() },
-            // With a console, a 2026-07-28 call waits for the person there.
+            // A client that opens URLs is sent the console's page in the call's result.
+            (true, None) if client_urls => How::Deferring { asked: asked.clone(), answered: None },
+            // With a console, any other 2026-07-28 call waits for the person there.
             (true, None) if console.is_some() => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that takes no forms is never asked: it gets today's refusal.
             (true, None) if !client_forms => How::Nobody,
             (true, None) => How::Deferring { asked: asked.clone(), answered: None },
             (true, Some(state)) => match seal.answered(&call, state, request.input_responses.as_ref()) {
                 Ok(Retried::Answered(answered)) => How::Deferring { asked: asked.clone(), answered: Some(answered) },
+                Ok(Retried::AtConsole { question, before, asked: last }) => {
+                    // Waiting for the person is not work: the slot is free meanwhile.
+                    slot.held = None;
+                    let decision = self.shared.parked.answer(question, &context.ct).await;
+                    slot.held = Some(tokio::select! {
+                        slot = slot.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                        () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+                    });
+                    How::Deferring { asked: asked.clone(), answered: Some(before.and_at_console(last, decision)) }
+                }
                 Ok(Retried::AskAgain) => How::Deferring { asked: asked.clone(), answered: None },
                 Err(message) => return Ok(refused(message).into()),
             },
@@ -416,7 +431,12 @@ impl ServerHandler for WardenMcp {
         // A 2026-07-28 call that needs a person's answer returns the question.
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let before = before.as_ref().map(|b| b.without_earlier_form_of(&question));
-            let ask = seal.ask(&call, before.as_ref(), &question).map_err(|e| ErrorData::internal_error(e, None))?;
+            // Put at the console, its page sent to a client that opens URLs.
+            let page = console.filter(|_| client_urls).map(|console| {
+                let label = self.label(context.client_info().map(|info| info.name).as_deref());
+                self.shared.parked.park(console.ask(warden_console::NewQuestion::of(&question, &label, call.offer_session)))
+            });
+            let ask = seal.ask(&call, before.as_ref(), &question, page).map_err(|e| ErrorData::internal_error(e, None))?;
             return Ok(ask.into());
         }
         Ok(result.into())

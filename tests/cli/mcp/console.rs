@@ -511,3 +511,35 @@ fn a_component_with_network_access_to_the_consoles_port_reads_nothing() {
     page.answer(&question, "deny");
     assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
 }
+
+#[test]
+fn a_2026_client_that_opens_urls_is_sent_the_questions_page_in_the_result_and_the_call_completes_after_the_click() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, page) = with_console(&f, NEW, json!({ "elicitation": { "url": {} } }));
+    let arguments = write("a.md");
+    let asked = c.call("write_file", arguments.clone());
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let request = &asked["inputRequests"]["approval"];
+    let question = page.questions(1)[0].clone();
+    assert_eq!((request["method"].as_str(), request["params"]["mode"].as_str()), (Some("elicitation/create"), Some("url")), "{request}");
+    assert_eq!(request["params"]["url"], format!("http://127.0.0.1:{}/?question={}", page.port, question["id"]));
+    assert_eq!(request["params"]["message"], "Warden asks you about an access by this agent's tool; answer at Warden's console.");
+    assert_eq!(question["path"], "/portfolio/drafts/a.md");
+    let state = asked["requestState"].clone();
+    // The client took the person to the page and calls again: the call waits for the click.
+    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": arguments, "requestState": state, "inputResponses": { "approval": { "action": "accept" } } }));
+    assert!(c.response_within(id, Duration::from_millis(300)).is_none(), "the call finished before the person answered");
+    page.answer(&question, "once");
+    let done = c.response_within(id, Duration::from_secs(20)).expect("the call ended");
+    assert_eq!(ok(&done["result"])["result"], "Written 1 characters to /portfolio/drafts/a.md");
+    assert_eq!(audit_lines(&f)[0]["via"], "console");
+    // Answered once, the state is spent; a denial at the console refuses the next call.
+    let again = c.request("tools/call", json!({ "name": "write_file", "arguments": write("a.md"), "requestState": state, "inputResponses": { "approval": { "action": "accept" } } }));
+    assert_eq!(refused(&again), "this call's approval state is not valid; call the tool again without it");
+    let asked = c.call("write_file", write("b.md"));
+    page.answer(&page.questions(1)[0], "deny");
+    let denied = c.request("tools/call", json!({ "name": "write_file", "arguments": write("b.md"), "requestState": asked["requestState"], "inputResponses": { "approval": { "action": "accept" } } }));
+    assert!(refused(&denied).starts_with("Cannot write to '/portfolio/drafts/b.md'"), "{denied}");
+    assert!(!f.path("portfolio/drafts/b.md").exists());
+}

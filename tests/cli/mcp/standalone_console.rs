@@ -18,9 +18,19 @@ const POLICY: &str = "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./p
 /// Nothing to ask: a command runs at once.
 const NO_QUESTIONS: &str = "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell: {}\n";
 
+/// A child process, killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A `warden console` of the fixture's policy, logged in.
 struct Standalone {
-    child: Child,
+    _child: Killed,
     page: Page,
     /// Where the policy's commands find it.
     socket: String,
@@ -29,26 +39,24 @@ struct Standalone {
 impl Standalone {
     fn start(f: &Fixture) -> Standalone {
         let log = f.path("console-stderr.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(["console", "--policy", f.path("policy.yaml").to_str().unwrap()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
+        let child = Killed(
+            Command::new(env!("CARGO_BIN_EXE_warden"))
+                .args(["console", "--policy", f.path("policy.yaml").to_str().unwrap()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .unwrap(),
+        );
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             let url = text.split("log in once (the link is spent when used): ").nth(1).and_then(|r| r.lines().next());
             let socket = text.split("they find it at ").nth(1).and_then(|r| r.split(')').next());
             if let (Some(url), Some(socket)) = (url, socket) {
-                return Standalone { page: Page::log_in_at(url), socket: socket.to_owned(), child };
+                return Standalone { page: Page::log_in_at(url), socket: socket.to_owned(), _child: child };
             }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the console did not start: {text}");
-            }
+            assert!(Instant::now() < deadline, "the console did not start: {text}");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -64,13 +72,6 @@ impl Standalone {
             assert!(Instant::now() < deadline, "{} calls, not {n}", calls.len());
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
