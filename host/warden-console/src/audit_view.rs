@@ -8,6 +8,8 @@ use warden_fs::approval::{suggestion, AuditRecord, Decision};
 
 /// The most lines one view shows.
 const SHOWN: usize = 500;
+/// The most lines kept in memory: the newest.
+const KEPT: usize = 200_000;
 
 /// The page's filters: each, when given, must be contained in the field
 /// (the decision must be equal).
@@ -39,6 +41,8 @@ impl Filter {
 pub struct Cache {
     read: u64,
     records: Vec<AuditRecord>,
+    /// Lines that are not records (written by hand, or by another program): skipped.
+    unreadable: usize,
 }
 
 impl Cache {
@@ -64,8 +68,13 @@ impl Cache {
         // Only whole lines: a line being appended is read next time.
         let whole = added.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         for line in added[..whole].split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
-            let record = serde_json::from_slice(line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {}: {e}", self.records.len() + 1)))?;
-            self.records.push(record);
+            match serde_json::from_slice(line) {
+                Ok(record) => self.records.push(record),
+                Err(_) => self.unreadable += 1,
+            }
+        }
+        if self.records.len() > KEPT {
+            self.records.drain(..self.records.len() - KEPT);
         }
         self.read += whole as u64;
         Ok(&self.records)
@@ -79,10 +88,11 @@ pub fn view(path: Option<&Path>, cache: &mut Cache, filter: &Filter) -> serde_js
     let Some(path) = path else {
         return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": "this policy keeps no audit log (audit: in the policy)" });
     };
-    let records = match cache.refresh(path) {
-        Ok(records) => records,
+    let unreadable = match cache.refresh(path) {
+        Ok(_) => cache.unreadable,
         Err(e) => return serde_json::json!({ "records": [], "total": 0, "suggestions": [], "note": format!("cannot read {}: {e}", path.display()) }),
     };
+    let records = &cache.records;
     let kept: Vec<&AuditRecord> = records.iter().rev().filter(|r| filter.keeps(r)).collect();
     let mut sessions: Vec<&str> = Vec::new();
     for record in &kept {
@@ -97,5 +107,35 @@ pub fn view(path: Option<&Path>, cache: &mut Cache, filter: &Filter) -> serde_js
             serde_json::json!({ "session": session, "policy": suggestion(session, &mine) })
         })
         .collect();
-    serde_json::json!({ "records": kept.iter().take(SHOWN).collect::<Vec<_>>(), "total": kept.len(), "suggestions": suggestions })
+    let mut view = serde_json::json!({ "records": kept.iter().take(SHOWN).collect::<Vec<_>>(), "total": kept.len(), "suggestions": suggestions });
+    if unreadable > 0 {
+        view["note"] = serde_json::json!(format!("{unreadable} lines of {} are not audit records: skipped", path.display()));
+    }
+    view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_that_is_no_record_is_skipped_and_the_rest_still_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        let line = |path: &str| {
+            format!(
+                "{{\"time\":\"t\",\"session\":\"s\",\"worker\":null,\"tool\":\"write_file\",\"operation\":\"write\",\"path\":\"{path}\",\
+                 \"reason\":\"write_approval\",\"grant\":null,\"grant_host\":null,\"scope\":null,\"decision\":\"deny\"}}\n"
+            )
+        };
+        std::fs::write(&log, format!("{}not json\n{}", line("/p/a.md"), line("/p/b.md"))).unwrap();
+        let mut cache = Cache::default();
+        let shown = view(Some(&log), &mut cache, &Filter::default());
+        let paths: Vec<&str> = shown["records"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, ["/p/b.md", "/p/a.md"]);
+        assert_eq!(shown["note"], format!("1 lines of {} are not audit records: skipped", log.display()));
+        // Lines added later are read, past the bad one.
+        std::fs::write(&log, format!("{}not json\n{}{}", line("/p/a.md"), line("/p/b.md"), line("/p/c.md"))).unwrap();
+        assert_eq!(view(Some(&log), &mut cache, &Filter::default())["total"], 3);
+    }
 }

@@ -360,6 +360,17 @@ mod tests {
         assert_eq!(console.answer(id, Decision::Deny), Err("that question is no longer pending"));
     }
 
+    #[tokio::test]
+    async fn past_the_most_pending_a_question_is_not_put_on_the_page_and_goes_unanswered() {
+        let console = Console::new(None);
+        let kept: Vec<Asked> = (0..MAX_PENDING).map(|_| console.ask(question())).collect();
+        let mut over = console.ask(question());
+        assert_eq!(over.answer().await, None);
+        assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), MAX_PENDING);
+        drop(kept);
+        assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), 0);
+    }
+
     #[test]
     fn a_question_dropped_unanswered_is_withdrawn_from_the_page() {
         let console = Console::new(None);

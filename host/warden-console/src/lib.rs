@@ -20,12 +20,14 @@
 //! - `auth.rs`: the login, sessions, CSRF tokens, and the `Host` and `Origin` checks.
 //! - `audit_view.rs`: the audit log, newest first and filtered, with the policy lines for what was approved.
 //! - `routes.rs`: the HTTP side: the page, its JSON, server-sent events, the answers.
+//! - `listener.rs`: the TCP listener, bounded in connections and idle time.
 //! - `local/`: the Unix socket where Warden's CLI commands list themselves and ask.
 //! - `standalone.rs`: `warden console`: the page and the socket, until interrupted.
 
 mod audit_view;
 mod auth;
 mod hub;
+mod listener;
 mod local;
 mod routes;
 mod standalone;

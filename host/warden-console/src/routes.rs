@@ -67,7 +67,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
         .layer(axum::middleware::map_response(hardened))
         .with_state(app);
     let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
+        if let Err(e) = axum::serve(crate::listener::Bounded::new(listener), router).await {
             tracing::warn!("the console stopped: {e}");
         }
     });
