@@ -5,13 +5,15 @@
 //   node driver.mjs LOGIN_URL
 //   wait-question TEXT         a question card whose text holds TEXT: `ok ID MS`
 //                              (MS: from this command to the card put on the page)
-//   click ID LABEL             the button LABEL of question ID
+//   click ID LABEL             the button LABEL of question ID, once its card stopped moving
+//   click-just-moved ID LABEL  the same on a card that moved just now: `ok <the status line>`
 //   gone ID                    waits until question ID is off the page
 //   cancel TEXT                Cancel on the running call whose row holds TEXT
 //   revoke TEXT                Revoke on the grant whose row holds TEXT
 //   wait-grant TEXT            a grant row holding TEXT
 //   audit FIELD VALUE          sets the audit filter FIELD; `ok <the table's text as JSON>`
-//   card ID                    `ok <the card's text as JSON> <img elements in the page>`
+//   card ID                    `ok <the card's text as JSON> <img elements in the page> <alerts seen>`
+//   probe-alert                an alert raised by the test itself: `ok <alerts seen>` (the count counts)
 //   screenshot PATH
 //   quit
 import { createRequire } from 'node:module';
@@ -41,8 +43,18 @@ const commands = {
     return `${await found.getAttribute('data-question-id')} ${shown - started}`;
   },
   async click(id, ...label) {
+    // As a person aims: at a card that stays where it is.
+    await page.waitForFunction((id) => {
+      const node = document.querySelector(`[data-question-id="${id}"]`);
+      return node && Date.now() - Number(node.dataset.movedAt || 0) > 700;
+    }, id, { timeout: 30000 });
     await card(id).getByRole('button', { name: label.join(' '), exact: true }).click();
     return '';
+  },
+  async 'click-just-moved'(id, ...label) {
+    await card(id).evaluate((node) => { node.dataset.movedAt = String(Date.now()); });
+    await card(id).getByRole('button', { name: label.join(' '), exact: true }).click();
+    return JSON.stringify(await page.locator('#status').innerText());
   },
   async gone(id) {
     await card(id).waitFor({ state: 'detached', timeout: 30000 });
@@ -71,6 +83,10 @@ const commands = {
   async card(id) {
     const text = await card(id).innerText();
     return `${JSON.stringify(text)} ${await page.locator('img').count()} ${alerts.length}`;
+  },
+  async 'probe-alert'() {
+    await page.evaluate(() => alert('probe'));
+    return String(alerts.length);
   },
   async screenshot(path) {
     await page.screenshot({ path, fullPage: false });

@@ -158,11 +158,13 @@ fn in_a_browser_a_file_named_like_markup_is_shown_as_text() {
     browser.expect_question("onerror");
     let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write(name) }));
     let (question, _) = browser.waited(&f);
+    // The alerts are counted: one raised by the test itself is.
+    assert_eq!(browser.run(&f, "probe-alert"), "1");
     let card = browser.run(&f, &format!("card {question}"));
     let (text, counts) = card.rsplit_once('"').map(|(t, c)| (format!("{t}\""), c.trim().to_owned())).unwrap();
     let text: String = serde_json::from_str(&text).unwrap();
     assert!(text.contains(&format!("/portfolio/drafts/{name}")), "{text}");
-    assert_eq!(counts, "0 0", "an img element or an alert: the name was rendered as HTML");
+    assert_eq!(counts, "0 1", "an img element or another alert: the name was rendered as HTML");
     browser.run(&f, &format!("click {question} Deny"));
     let _ = c.response_within(id, Duration::from_secs(20));
 }
@@ -236,6 +238,10 @@ fn in_a_browser_two_clients_questions_are_apart() {
     ok(&first.join().unwrap());
     let card: String = serde_json::from_str(browser.run(&f, &format!("card {two}")).rsplitn(3, ' ').last().unwrap()).unwrap();
     assert!(card.contains("second #") && card.contains("two.md"), "{card}");
+    assert!(!f.path("portfolio/drafts/two.md").exists());
+    // A click on a card that moved as the person aimed (one above it went) answers nothing.
+    let said: String = serde_json::from_str(&browser.run(&f, &format!("click-just-moved {two} Allow once"))).unwrap();
+    assert_eq!(said, "The questions moved as you clicked: nothing was answered. Click again.");
     assert!(!f.path("portfolio/drafts/two.md").exists());
     browser.run(&f, &format!("click {two} Deny"));
     assert!(refused(&second.join().unwrap()).starts_with("Cannot write"));

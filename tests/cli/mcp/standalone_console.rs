@@ -30,7 +30,7 @@ impl Drop for Killed {
 
 /// A `warden console` of the fixture's policy, logged in.
 struct Standalone {
-    _child: Killed,
+    child: Killed,
     page: Page,
     /// Where the policy's commands find it.
     socket: String,
@@ -38,10 +38,16 @@ struct Standalone {
 
 impl Standalone {
     fn start(f: &Fixture) -> Standalone {
+        Standalone::start_with(f, &[], &[])
+    }
+
+    fn start_with(f: &Fixture, extra: &[&str], env: &[(&str, &str)]) -> Standalone {
         let log = f.path("console-stderr.log");
         let child = Killed(
             Command::new(env!("CARGO_BIN_EXE_warden"))
                 .args(["console", "--policy", f.path("policy.yaml").to_str().unwrap()])
+                .args(extra)
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(&log).unwrap())
@@ -54,7 +60,7 @@ impl Standalone {
             let url = text.split("log in once (the link is spent when used): ").nth(1).and_then(|r| r.lines().next());
             let socket = text.split("they find it at ").nth(1).and_then(|r| r.split(')').next());
             if let (Some(url), Some(socket)) = (url, socket) {
-                return Standalone { page: Page::log_in_at(url), socket: socket.to_owned(), _child: child };
+                return Standalone { page: Page::log_in_at(url), socket: socket.to_owned(), child };
             }
             assert!(Instant::now() < deadline, "the console did not start: {text}");
             std::thread::sleep(Duration::from_millis(20));
@@ -208,4 +214,34 @@ fn a_sandboxed_command_does_not_see_the_consoles_socket() {
     let script = format!("test -e '{0}' && echo seen || echo unseen; ls \"$(dirname '{0}')\" >/dev/null 2>&1 && echo listed || echo unlisted", console.socket);
     let out = command(&f, &["exec", "--", "sh", "-c", &script]).wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "unseen\nunlisted\n", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn open_gives_the_browser_a_private_page_never_the_url_and_a_stop_removes_it_and_the_socket() {
+    let f = Fixture::new();
+    f.file("policy.yaml", POLICY);
+    // A browser opener that notes what it was given.
+    f.file("bin/xdg-open", &format!("#!/bin/sh\nprintf '%s' \"$*\" > '{}'\n", f.path("opened").display()));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(f.path("bin/xdg-open"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", f.path("bin").display(), std::env::var("PATH").unwrap());
+    let mut console = Standalone::start_with(&f, &["--open"], &[("PATH", &path)]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f.path("opened").exists() {
+        assert!(Instant::now() < deadline, "the opener was not run");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let opened = std::fs::read_to_string(f.path("opened")).unwrap();
+    assert!(!opened.contains("token"), "the login URL on a command line: {opened}");
+    let page = std::path::Path::new(&opened);
+    assert_eq!(page.parent().unwrap(), std::path::Path::new(&console.socket).parent().unwrap(), "not in the private folder");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(page).unwrap().mode() & 0o777, 0o600);
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(html.contains("http-equiv=refresh content=\"0;url=http://127.0.0.1:") && html.contains("/login?token="), "{html}");
+    // Stopped as a person stops it, the console takes its page and socket with it.
+    let pid = rustix::process::Pid::from_child(&console.child.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    assert_eq!(console.child.0.wait().unwrap().code(), Some(0));
+    assert!(!page.exists() && !std::path::Path::new(&console.socket).exists());
 }

@@ -59,16 +59,27 @@ const cards = new Map();
 
 function questionCard(q) {
   const folder = el('select', { 'data-role': 'folder' }, ...q.folders.map((f, i) => el('option', { value: String(i) }, f)));
-  const choose = (decision) => () => post(`/api/questions/${q.id}`, { decision, folder: Number(folder.value) });
+  const choose = (decision) => () => {
+    // A card that just moved (one above it went) is not where the person aimed.
+    if (Date.now() - Number(card.dataset.movedAt || 0) < MOVED_GRACE_MS) {
+      status('The questions moved as you clicked: nothing was answered. Click again.', true);
+      return;
+    }
+    post(`/api/questions/${q.id}`, { decision, folder: Number(folder.value) });
+  };
   const buttons = [el('button', { class: 'allow', onclick: choose('once') }, 'Allow once')];
   if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
   buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
   // When it was put on the page: the browser tests measure from the call's start to here.
-  return el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': String(Date.now()) },
+  const card = el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': String(Date.now()) },
     el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
     el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
     el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
+  return card;
 }
+
+// How long a card's buttons ignore clicks after it moved on the page.
+const MOVED_GRACE_MS = 600;
 
 function renderQuestions(questions) {
   const box = document.getElementById('questions');
@@ -79,10 +90,15 @@ function renderQuestions(questions) {
     box.replaceChildren(el('p', { class: 'empty' }, 'Nothing is waiting for you.'));
     return;
   }
+  const before = new Map([...cards].map(([id, card]) => [id, card.isConnected ? card.offsetTop : null]));
   box.replaceChildren(...questions.map((q) => {
     if (!cards.has(q.id)) cards.set(q.id, questionCard(q));
     return cards.get(q.id);
   }));
+  for (const [id, card] of cards) {
+    const top = before.get(id);
+    if (top != null && top !== card.offsetTop) card.dataset.movedAt = String(Date.now());
+  }
 }
 
 function renderCalls(calls, now) {
