@@ -7,6 +7,7 @@
 //                              (MS: from this command to the card put on the page)
 //   click ID LABEL             the button LABEL of question ID, once its card stopped moving
 //   click-just-moved ID LABEL  the same on a card that moved just now: `ok <the status line>`
+//   moved ID                   when question ID's card was made and last moved: `ok SHOWN MOVED` (ms)
 //   gone ID                    waits until question ID is off the page
 //   cancel TEXT                Cancel on the running call whose row holds TEXT
 //   revoke TEXT                Revoke on the grant whose row holds TEXT
@@ -50,6 +51,9 @@ const commands = {
     }, id, { timeout: 30000 });
     await card(id).getByRole('button', { name: label.join(' '), exact: true }).click();
     return '';
+  },
+  async moved(id) {
+    return `${await card(id).getAttribute('data-shown-at')} ${await card(id).getAttribute('data-moved-at')}`;
   },
   async 'click-just-moved'(id, ...label) {
     await card(id).evaluate((node) => { node.dataset.movedAt = String(Date.now()); });

@@ -38,6 +38,8 @@ impl Decision {
 /// The most questions pending at once: past them a question is not put on
 /// the page (it goes unanswered), so that nobody fills the page and memory.
 pub const MAX_PENDING: usize = 1000;
+/// The most questions of one client pending at once: one client cannot fill the page.
+pub const MAX_PENDING_PER_CLIENT: usize = 64;
 
 /// A question for the person: the same facts as the client's form.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -186,8 +188,9 @@ impl Console {
         let id = self.next_id();
         let (reply, answer) = oneshot::channel();
         let mut state = self.state();
-        if state.questions.len() >= MAX_PENDING {
-            tracing::warn!("{MAX_PENDING} questions pending at the console: one more goes unanswered");
+        let of_client = state.questions.values().filter(|(view, _)| view.client == question.client).count();
+        if state.questions.len() >= MAX_PENDING || of_client >= MAX_PENDING_PER_CLIENT {
+            tracing::warn!("the console holds {} questions, {of_client} of {}: one more goes unanswered", state.questions.len(), question.client);
             // Dropped, the reply tells the asker that the console will not answer.
             return Asked { id, answer, console: self.clone() };
         }
@@ -363,12 +366,22 @@ mod tests {
     #[tokio::test]
     async fn past_the_most_pending_a_question_is_not_put_on_the_page_and_goes_unanswered() {
         let console = Console::new(None);
-        let kept: Vec<Asked> = (0..MAX_PENDING).map(|_| console.ask(question())).collect();
+        let kept: Vec<Asked> = (0..MAX_PENDING).map(|i| console.ask(NewQuestion { client: format!("agent {}", i % 20), ..question() })).collect();
         let mut over = console.ask(question());
         assert_eq!(over.answer().await, None);
         assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), MAX_PENDING);
         drop(kept);
         assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn one_client_cannot_fill_the_page() {
+        let console = Console::new(None);
+        let kept: Vec<Asked> = (0..MAX_PENDING_PER_CLIENT).map(|_| console.ask(question())).collect();
+        assert_eq!(console.ask(question()).answer().await, None);
+        let other = console.ask(NewQuestion { client: "another agent".into(), ..question() });
+        assert_eq!(console.snapshot()["questions"].as_array().unwrap().len(), MAX_PENDING_PER_CLIENT + 1);
+        drop((kept, other));
     }
 
     #[test]

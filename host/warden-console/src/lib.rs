@@ -32,7 +32,7 @@ mod local;
 mod routes;
 mod standalone;
 
-pub use hub::{Asked, CallGuard, Console, Decision, GrantSource, GrantView, NewCall, NewQuestion, MAX_PENDING};
+pub use hub::{Asked, CallGuard, Console, Decision, GrantSource, GrantView, NewCall, NewQuestion, MAX_PENDING, MAX_PENDING_PER_CLIENT};
 pub use local::{socket_of, ConsoleApprover, Heard, LocalConsole};
 pub use routes::{serve, serve_in_background, Served};
 pub use standalone::{run_standalone, Standalone};

@@ -66,11 +66,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener) -> std::
         .merge(admitted)
         .layer(axum::middleware::map_response(hardened))
         .with_state(app);
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(crate::listener::Bounded::new(listener), router).await {
-            tracing::warn!("the console stopped: {e}");
-        }
-    });
+    let task = tokio::spawn(crate::listener::serve_bounded(listener, router, crate::listener::Bounds::default()));
     Ok(Served { login_url: format!("http://{host}:{}/login?token={secret}", address.port()), port: address.port(), task })
 }
 
@@ -111,9 +107,15 @@ pub(crate) fn loopback_only(address: std::net::SocketAddr) -> std::io::Result<()
     Err(std::io::Error::other(format!("the console serves loopback only (127.0.0.1 or ::1), not {}: it is where access is granted", address.ip())))
 }
 
-/// Headers every answer carries: no caching, no sniffing, no framing, no referrer.
+/// Headers every answer carries: no caching, no sniffing, no framing, no
+/// referrer; and `Connection: close` on a refusal.
 async fn hardened(mut response: Response) -> Response {
+    // A refused request's connection goes with it: nobody keeps a slot by asking wrongly.
+    let refused = matches!(response.status(), StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
     let headers = response.headers_mut();
+    if refused {
+        headers.insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
     headers.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
@@ -260,7 +262,10 @@ async fn revoke(State(app): State<Arc<App>>, UrlPath(source): UrlPath<u64>, body
     let Ok(given) = serde_json::from_slice::<Revoked>(&body) else {
         return refusal(StatusCode::BAD_REQUEST, "the grant is JSON: {\"access\": \"write\", \"path\": \"/p\"}");
     };
-    if app.console.revoke(source, &given.access, &given.path) {
+    // Revoking writes the audit log and syncs it: off the async threads.
+    let console = app.console.clone();
+    let revoked = tokio::task::spawn_blocking(move || console.revoke(source, &given.access, &given.path)).await.unwrap_or(false);
+    if revoked {
         StatusCode::NO_CONTENT.into_response()
     } else {
         refusal(StatusCode::CONFLICT, "that grant is no longer in force")

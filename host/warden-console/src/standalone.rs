@@ -13,6 +13,8 @@ pub struct Standalone {
     pub address: SocketAddr,
     /// The socket the policy's commands find it at ([`crate::socket_of`]).
     pub socket: PathBuf,
+    /// The policy file, canonical: commands of another are refused.
+    pub policy: PathBuf,
 }
 
 /// Serves `standalone` until SIGINT or SIGTERM; `ready` is given the login
@@ -20,9 +22,9 @@ pub struct Standalone {
 pub fn run_standalone(standalone: Standalone, ready: impl FnOnce(&str)) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async move {
-        let Standalone { console, address, socket } = standalone;
+        let Standalone { console, address, socket, policy } = standalone;
         crate::routes::loopback_only(address)?;
-        let local = crate::local::serve_local(console.clone(), socket).await?;
+        let local = crate::local::serve_local(console.clone(), socket, policy).await?;
         let listener = tokio::net::TcpListener::bind(address).await?;
         let served = crate::serve(console, listener).await?;
         ready(&served.login_url);

@@ -261,7 +261,8 @@ async fn ask_person(
         _ => None,
     };
     if let Some(progress) = told {
-        progress.asking_at_console(true).await;
+        // A client that reads nothing does not hold the question up.
+        let _ = tokio::time::timeout(Duration::from_secs(1), progress.asking_at_console(true)).await;
     }
     let deadline = tokio::time::sleep(ANSWER_TIME);
     tokio::pin!(deadline);
@@ -292,7 +293,7 @@ async fn ask_person(
         }
     };
     if let Some(progress) = told {
-        progress.asking_at_console(false).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), progress.asking_at_console(false)).await;
     }
     // Dropped, the console's question is withdrawn from the page; the client's form is withdrawn here.
     drop(on_page);

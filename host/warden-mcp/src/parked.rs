@@ -12,17 +12,32 @@ use warden_console::{Asked, Decision};
 
 use crate::elicit::ANSWER_TIME;
 
+/// The most questions one client may leave parked: past them its oldest goes.
+const PER_CLIENT: usize = 8;
+
 #[derive(Default)]
-pub struct Parked(Mutex<HashMap<u64, (Asked, Instant)>>);
+pub struct Parked(Mutex<HashMap<u64, Kept>>);
+
+struct Kept {
+    asked: Asked,
+    at: Instant,
+    /// Who was asked (as a sealed state names it).
+    client: String,
+}
 
 impl Parked {
-    /// Keeps `asked` for the call's next round; its id and its page.
-    pub fn park(&self, asked: Asked) -> (u64, String) {
+    /// Keeps `asked`, put to `client`, for the call's next round; its id and its page.
+    pub fn park(&self, asked: Asked, client: &str) -> (u64, String) {
         let (id, url) = (asked.id(), asked.url());
         let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
         // Dropped, those nobody came back for leave the page.
-        parked.retain(|_, (_, at)| at.elapsed() < ANSWER_TIME);
-        parked.insert(id, (asked, Instant::now()));
+        parked.retain(|_, kept| kept.at.elapsed() < ANSWER_TIME);
+        let mut mine: Vec<(u64, Instant)> = parked.iter().filter(|(_, k)| k.client == client).map(|(id, k)| (*id, k.at)).collect();
+        mine.sort_by_key(|(_, at)| *at);
+        for (old, _) in mine.iter().take((mine.len() + 1).saturating_sub(PER_CLIENT)) {
+            parked.remove(old);
+        }
+        parked.insert(id, Kept { asked, at: Instant::now(), client: client.to_owned() });
         (id, url)
     }
 
@@ -30,12 +45,44 @@ impl Parked {
     /// they have; `None` when it is gone, not answered in time, or the call
     /// is cancelled (then it is withdrawn).
     pub async fn answer(&self, id: u64, cancelled: &CancellationToken) -> Option<Decision> {
-        let (mut asked, at) = self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&id)?;
+        let Kept { mut asked, at, .. } = self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&id)?;
         let left = ANSWER_TIME.checked_sub(at.elapsed())?;
         tokio::select! {
             decision = asked.answer() => decision,
             () = tokio::time::sleep(left) => None,
             () = cancelled.cancelled() => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(client: &str) -> warden_console::NewQuestion {
+        warden_console::NewQuestion {
+            client: client.into(),
+            tool: "write_file".into(),
+            access: "write".into(),
+            path: "/p/a.md".into(),
+            host_path: "/h/p/a.md".into(),
+            reason: "r".into(),
+            folders: vec!["/p".into()],
+            offer_session: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_client_that_never_comes_back_keeps_at_most_a_few_questions_on_the_page() {
+        let console = warden_console::Console::new(None);
+        let parked = Parked::default();
+        let first = parked.park(console.ask(question("a")), "a").0;
+        for _ in 0..20 {
+            parked.park(console.ask(question("a")), "a");
+        }
+        parked.park(console.ask(question("b")), "b");
+        assert_eq!(parked.0.lock().unwrap().len(), PER_CLIENT + 1);
+        // The oldest went, and its call, come back, hears no answer.
+        assert_eq!(parked.answer(first, &CancellationToken::new()).await, None);
     }
 }

@@ -388,6 +388,10 @@ impl ServerHandler for WardenMcp {
             // A client that takes no forms is never asked: it gets today's refusal.
             (true, None) if !client_forms => How::Nobody,
             (true, None) => How::Deferring { asked: asked.clone(), answered: None },
+            // The client may not answer (`approvals.via: console`): a state it brings, sealed under
+            // a policy that let it, is no answer; the person is asked at the console, or nobody is.
+            (true, Some(_)) if !via.client() && console.is_some() => How::Eliciting { questions, cancel: cancel.clone() },
+            (true, Some(_)) if !via.client() => How::Nobody,
             (true, Some(state)) => match seal.answered(&call, state, request.input_responses.as_ref()) {
                 Ok(Retried::Answered(answered)) => How::Deferring { asked: asked.clone(), answered: Some(answered) },
                 Ok(Retried::AtConsole { question, before, asked: last }) => {
@@ -434,7 +438,7 @@ impl ServerHandler for WardenMcp {
             // Put at the console, its page sent to a client that opens URLs.
             let page = console.filter(|_| client_urls).map(|console| {
                 let label = self.label(context.client_info().map(|info| info.name).as_deref());
-                self.shared.parked.park(console.ask(warden_console::NewQuestion::of(&question, &label, call.offer_session)))
+                self.shared.parked.park(console.ask(warden_console::NewQuestion::of(&question, &label, call.offer_session)), call.client)
             });
             let ask = seal.ask(&call, before.as_ref(), &question, page).map_err(|e| ErrorData::internal_error(e, None))?;
             return Ok(ask.into());

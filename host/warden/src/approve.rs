@@ -41,7 +41,7 @@ impl Approvals {
         let approver: Box<dyn Approver> = match (&console, terminal) {
             _ if !rules.is_empty() => Box::new(ScriptedApprover { rules }),
             (console, true) => Box::new(TerminalApprover { console: console.clone(), via: None }),
-            (Some(console), false) => Box::new(ConsoleApprover { console: console.clone() }),
+            (Some(console), false) => Box::new(ConsoleApprover { console: console.clone(), via: None }),
             (None, false) => {
                 if via == AskVia::Console && needs_a_person(policy) {
                     eprintln!(
@@ -63,6 +63,14 @@ impl Approvals {
     /// Set when the person cancels the command at the policy's console.
     pub fn cancelled(&self) -> Arc<AtomicBool> {
         self.console.as_ref().map_or_else(Arc::default, LocalConsole::cancelled)
+    }
+
+    /// A failure (exit 130) when the person cancelled the command at the console.
+    pub fn not_cancelled(&self) -> Result<(), Failure> {
+        match self.cancelled().load(std::sync::atomic::Ordering::SeqCst) {
+            true => Err(Failure { status: 130, message: "warden: cancelled at Warden's console".into() }),
+            false => Ok(()),
+        }
     }
 
     /// For runs that cannot pause for a person: asks before the run (see

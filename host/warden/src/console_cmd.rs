@@ -10,7 +10,8 @@ pub fn run(args: ConsoleArgs) -> Result<(), Failure> {
     let audit = args.audit.clone().or_else(|| policy.audit.clone());
     let socket = warden_console::socket_of(&policy.file).map_err(Failure::usage)?;
     let shown_socket = socket.display().to_string();
-    let standalone = warden_console::Standalone { console: warden_console::Console::new(audit), address: args.listen, socket };
+    let canonical = policy.file.canonicalize().map_err(|e| Failure::usage(format!("{}: {e}", policy.file.display())))?;
+    let standalone = warden_console::Standalone { console: warden_console::Console::new(audit), address: args.listen, socket, policy: canonical };
     let mut opened = None;
     let served = warden_console::run_standalone(standalone, |login| {
         let page = login.split("/login").next().unwrap_or(login);
@@ -46,7 +47,16 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
         .stdout(std::process::Stdio::null())
         .spawn();
     match spawned {
-        Ok(_) => Ok(file),
+        Ok(mut opener) => {
+            // The browser reads the page at once; it is not left lying about (the console's end removes it too).
+            let page = file.clone();
+            std::thread::spawn(move || {
+                let _ = opener.wait();
+                std::thread::sleep(std::time::Duration::from_secs(30));
+                let _ = std::fs::remove_file(page);
+            });
+            Ok(file)
+        }
         Err(e) => {
             let _ = std::fs::remove_file(&file);
             Err(format!("cannot run {opener}: {e}; open the login URL above by hand"))

@@ -44,6 +44,7 @@ fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<D
     let listed = crate::approve::Listed { tool: "warden exec".into(), detail: command_line.join(" ") };
     let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?;
     approvals.ask_before_running(&command_line[0])?;
+    approvals.not_cancelled()?;
     let sandbox = ShellSandbox::with_options(&policy, approvals.session.sandbox()?, cap, container).map_err(shell_failure)?;
     // Cancelled at the policy's console, the command is killed as on a timeout.
     sandbox.execute_argv_cancellable(&args.command, args.cwd.as_deref(), timeout, &approvals.cancelled()).map_err(shell_failure)

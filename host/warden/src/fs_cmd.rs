@@ -12,7 +12,7 @@ pub fn run(args: FsArgs) -> Result<(), Failure> {
     let policy = warden_policy::load(&args.policy)?;
     let tool = format!("warden fs {}", op_name(&args.op));
     let listed = crate::approve::Listed { tool: tool.clone(), detail: paths_of(&args.op).join(" ") };
-    let mut session = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?.session;
+    let approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?;
     let content = match &args.op {
         FsOp::Write { .. } => {
             let mut content = Vec::new();
@@ -21,6 +21,10 @@ pub fn run(args: FsArgs) -> Result<(), Failure> {
         }
         _ => Vec::new(),
     };
+    // Cancelled at the console while it read its input: nothing is done. (Cancelled while a question
+    // waits, the question goes unanswered and the operation is refused.)
+    approvals.not_cancelled()?;
+    let mut session = approvals.session;
     let printed = session.attempt(Some(&tool), |sandbox| perform(sandbox, &args.op, &content))??;
     std::io::stdout().lock().write_all(printed.stdout.as_bytes())?;
     if let Some(notice) = printed.notice {

@@ -43,6 +43,7 @@ impl Approver for TerminalApprover {
         let tool = request.tool.as_deref().unwrap_or("a tool");
         let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
         let mut console = self.console.as_ref().filter(|c| c.ask(&NewQuestion::of(request, "warden CLI", true)));
+        let asked_console = console.is_some();
         let _ = writeln!(err, "\nwarden: {tool}{worker} asks to {access} {}", request.path);
         let _ = writeln!(err, "  host path: {}", request.host_path.display());
         let _ = writeln!(err, "  because {}", request.reason);
@@ -91,6 +92,9 @@ impl Approver for TerminalApprover {
             };
             if let Some(console) = console {
                 console.withdraw();
+            }
+            // The console was asked too (it may have gone since): the answer says where it was given.
+            if asked_console {
                 self.via = Some("terminal");
             }
             let _ = writeln!(err, "{}", said(answer));

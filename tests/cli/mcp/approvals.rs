@@ -206,6 +206,40 @@ fn an_edit_made_while_the_policy_reloads_is_loaded_too() {
     }
 }
 
+#[test]
+fn after_a_reload_to_via_console_a_state_the_client_holds_answers_nothing() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let (mut c, _) = Client::connect_with(&f, NEW, &["--watch"], json!({ "elicitation": { "form": {} } }));
+    let arguments = json!({ "path": "/portfolio/a.md", "content": "x" });
+    let asked = c.call("write_file", arguments.clone());
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    // The person takes the client's say away while it holds a state.
+    f.file("policy.yaml", &format!("{APPROVAL_POLICY}  approvals: {{ via: console }}\n"));
+    assert!(wait_reload(&f), "no reload: {}", server_log(&f));
+    for answer in [Some(accept("once", "/portfolio")), None] {
+        let answered = again(&mut c, "write_file", &arguments, &asked, answer.clone());
+        assert_eq!(
+            refused(&answered),
+            "Cannot write to '/portfolio/a.md': access needs the user's approval, which may be requested.\nWritable paths: none",
+            "{answer:?}: {answered}"
+        );
+    }
+    assert!(!f.path("portfolio/a.md").exists());
+}
+
+/// Whether the server says it loaded the policy again (a 2026-07-28 client hears of it only by subscribing).
+fn wait_reload(f: &Fixture) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if server_log(f).contains("the policy changed: its new tools are served") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 /// The tests above that mean the same over streamable HTTP.
 mod over_http {
     macro_rules! again_over_http {

@@ -380,6 +380,13 @@ fn the_console_refuses_no_cookie_a_foreign_host_or_origin_and_a_forged_csrf_toke
         assert_eq!(status, expected, "{what}: {answer}");
     }
     assert_eq!(send(port, "GET", "/api/state", &[], "").0, 401);
+    // A refused request keeps no connection open, even one that asked to keep it.
+    let mut kept = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    kept.write_all(format!("GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n\r\n").as_bytes()).unwrap();
+    let mut answer = String::new();
+    kept.read_to_string(&mut answer).expect("the connection was kept open after a refusal");
+    assert!(answer.starts_with("HTTP/1.1 401") && answer.to_lowercase().contains("connection: close"), "{answer}");
     // The cookie alone (a page on another port of 127.0.0.1 is sent it too) reads nothing but the static page.
     for path in ["/api/state", "/api/events", "/api/audit"] {
         assert_eq!(send(port, "GET", path, &[("Cookie", cookie)], "").0, 403, "{path}");

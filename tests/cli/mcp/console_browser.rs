@@ -239,6 +239,17 @@ fn in_a_browser_two_clients_questions_are_apart() {
     let card: String = serde_json::from_str(browser.run(&f, &format!("card {two}")).rsplitn(3, ' ').last().unwrap()).unwrap();
     assert!(card.contains("second #") && card.contains("two.md"), "{card}");
     assert!(!f.path("portfolio/drafts/two.md").exists());
+    // The card moved up when the one above it went, and the page saw that.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let times = browser.run(&f, &format!("moved {two}"));
+        let (shown, moved) = times.split_once(' ').unwrap();
+        if moved.parse::<u64>().unwrap() > shown.parse::<u64>().unwrap() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the card's move was not seen: {times}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // A click on a card that moved as the person aimed (one above it went) answers nothing.
     let said: String = serde_json::from_str(&browser.run(&f, &format!("click-just-moved {two} Allow once"))).unwrap();
     assert_eq!(said, "The questions moved as you clicked: nothing was answered. Click again.");

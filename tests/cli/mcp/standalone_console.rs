@@ -186,12 +186,18 @@ fn what_is_said_on_the_socket_answers_no_question() {
     // A process of this user speaks to the socket as a command, then answers as if it were the console.
     let mut raw = UnixStream::connect(&console.socket).unwrap();
     raw.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let forged = json!({ "ask": { "client": "the person", "tool": "t", "access": "write", "path": "/portfolio/x", "host_path": "/x", "reason": "r", "folders": ["/portfolio"], "offer_session": false } });
-    raw.write_all(format!("{forged}\n").as_bytes()).unwrap();
+    let forged = json!({ "ask": { "id": 1, "question": { "client": "the person", "tool": "t", "access": "write", "path": "/portfolio/x", "host_path": "/x", "reason": "r", "folders": ["/portfolio"], "offer_session": false } } });
+    let policy = f.path("policy.yaml").canonicalize().unwrap();
+    // A command of another policy (one that took the inode of a deleted one, say) is not this console's.
+    let mut other = UnixStream::connect(&console.socket).unwrap();
+    other.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    other.write_all(format!("{}\n{forged}\n", json!({ "call": { "tool": "t", "detail": "d", "policy": "/elsewhere/policy.yaml" } })).as_bytes()).unwrap();
+    assert_eq!(other.read_to_end(&mut Vec::new()).unwrap(), 0);
+    raw.write_all(format!("{}\n{forged}\n", json!({ "call": { "tool": "t", "detail": "d", "policy": policy } })).as_bytes()).unwrap();
     let questions = console.page.questions(2);
     let own = questions.iter().find(|q| q["id"] != pending["id"]).unwrap();
     assert_eq!(own["client"], format!("warden CLI, pid {}", std::process::id()));
-    for answer in [json!({ "answer": { "decision": "once", "folder": 0 } }), json!({ "cancel": null })] {
+    for answer in [json!({ "answer": { "id": 1, "decision": { "decision": "once", "folder": 0 } } }), json!("cancel")] {
         let mut raw = UnixStream::connect(&console.socket).unwrap();
         raw.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         raw.write_all(format!("{answer}\n").as_bytes()).unwrap();

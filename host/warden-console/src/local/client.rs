@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,8 +24,11 @@ pub struct LocalConsole(Arc<Link>);
 
 struct Link {
     stream: Mutex<UnixStream>,
-    answers: Mutex<Receiver<Option<Decision>>>,
+    /// Answers, each with the number of its question.
+    answers: Mutex<Receiver<(u64, Option<Decision>)>>,
     cancelled: Arc<AtomicBool>,
+    /// The number of the question asked last: an answer to another is none to it.
+    asking: Arc<AtomicU64>,
 }
 
 /// What the console said so far to the question asked.
@@ -43,13 +46,18 @@ impl LocalConsole {
     /// Lists the command `tool` (doing `detail`) at the console of
     /// `policy_file`; `None` when no console runs for it.
     pub fn connect(policy_file: &Path, tool: &str, detail: &str) -> Option<LocalConsole> {
-        let stream = UnixStream::connect(socket_of(policy_file).ok()?).ok()?;
+        LocalConsole::connect_at(&socket_of(policy_file).ok()?, &policy_file.canonicalize().ok()?, tool, detail)
+    }
+
+    fn connect_at(socket: &Path, policy: &Path, tool: &str, detail: &str) -> Option<LocalConsole> {
+        let stream = UnixStream::connect(socket).ok()?;
         let reading = stream.try_clone().ok()?;
         let (heard, answers) = mpsc::channel();
         let cancelled = Arc::new(AtomicBool::new(false));
-        let link = LocalConsole(Arc::new(Link { stream: Mutex::new(stream), answers: Mutex::new(answers), cancelled: cancelled.clone() }));
-        link.say(&FromCommand::Call { tool: tool.to_owned(), detail: detail.to_owned() }).ok()?;
-        std::thread::Builder::new().name("warden-console-link".into()).spawn(move || listen(reading, &heard, &cancelled)).ok()?;
+        let asking = Arc::new(AtomicU64::new(0));
+        let link = LocalConsole(Arc::new(Link { stream: Mutex::new(stream), answers: Mutex::new(answers), cancelled: cancelled.clone(), asking: asking.clone() }));
+        link.say(&FromCommand::Call { tool: tool.to_owned(), detail: detail.to_owned(), policy: policy.to_owned() }).ok()?;
+        std::thread::Builder::new().name("warden-console-link".into()).spawn(move || listen(reading, &heard, &cancelled, &asking)).ok()?;
         Some(link)
     }
 
@@ -66,14 +74,13 @@ impl LocalConsole {
 
     /// Puts `question` on the page; what the person answers is [`LocalConsole::heard`].
     pub fn ask(&self, question: &NewQuestion) -> bool {
-        // An answer to a question withdrawn before is no answer to this one.
-        while self.0.answers.lock().unwrap_or_else(|p| p.into_inner()).try_recv().is_ok() {}
-        self.say(&FromCommand::Ask(question.clone())).is_ok()
+        let id = self.0.asking.fetch_add(1, Ordering::SeqCst) + 1;
+        self.say(&FromCommand::Ask { id, question: question.clone() }).is_ok()
     }
 
-    /// Takes the question off the page (it was answered elsewhere).
+    /// Takes the question asked off the page (it was answered elsewhere).
     pub fn withdraw(&self) {
-        let _ = self.say(&FromCommand::Withdraw);
+        let _ = self.say(&FromCommand::Withdraw { id: self.0.asking.load(Ordering::SeqCst) });
     }
 
     /// The answer to the question asked, waiting for it at most `wait`.
@@ -81,10 +88,17 @@ impl LocalConsole {
         if self.0.cancelled.load(Ordering::SeqCst) {
             return Heard::Nothing;
         }
-        match self.0.answers.lock().unwrap_or_else(|p| p.into_inner()).recv_timeout(wait) {
-            Ok(Some(decision)) if !self.0.cancelled.load(Ordering::SeqCst) => Heard::Answered(decision),
-            Ok(_) | Err(RecvTimeoutError::Disconnected) => Heard::Nothing,
-            Err(RecvTimeoutError::Timeout) => Heard::Waiting,
+        let answers = self.0.answers.lock().unwrap_or_else(|p| p.into_inner());
+        let until = Instant::now() + wait;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match answers.recv_timeout(left) {
+                // A late answer to a question withdrawn before.
+                Ok((id, _)) if id != self.0.asking.load(Ordering::SeqCst) => continue,
+                Ok((_, Some(decision))) if !self.0.cancelled.load(Ordering::SeqCst) => return Heard::Answered(decision),
+                Ok(_) | Err(RecvTimeoutError::Disconnected) => return Heard::Nothing,
+                Err(RecvTimeoutError::Timeout) => return Heard::Waiting,
+            }
         }
     }
 }
@@ -92,7 +106,7 @@ impl LocalConsole {
 /// Hands the console's answers to the asker and its cancel to the flag,
 /// until the console closes the connection (then every question asked gets
 /// [`Heard::Nothing`]).
-fn listen(stream: UnixStream, heard: &mpsc::Sender<Option<Decision>>, cancelled: &AtomicBool) {
+fn listen(stream: UnixStream, heard: &mpsc::Sender<(u64, Option<Decision>)>, cancelled: &AtomicBool, asking: &AtomicU64) {
     let mut lines = BufReader::new(stream);
     let mut line = String::new();
     loop {
@@ -103,12 +117,12 @@ fn listen(stream: UnixStream, heard: &mpsc::Sender<Option<Decision>>, cancelled:
             Ok(_) => {}
         }
         match serde_json::from_str(&line) {
-            Ok(ToCommand::Answer(decision)) => {
-                let _ = heard.send(decision);
+            Ok(ToCommand::Answer { id, decision }) => {
+                let _ = heard.send((id, decision));
             }
             Ok(ToCommand::Cancel) => {
                 cancelled.store(true, Ordering::SeqCst);
-                let _ = heard.send(None);
+                let _ = heard.send((asking.load(Ordering::SeqCst), None));
             }
             Err(_) => break,
         }
@@ -119,10 +133,13 @@ fn listen(stream: UnixStream, heard: &mpsc::Sender<Option<Decision>>, cancelled:
 /// terminal): no answer in time, or none at all, is no grant.
 pub struct ConsoleApprover {
     pub console: LocalConsole,
+    /// `console` when the last answer came from there; `None` when none came.
+    pub via: Option<&'static str>,
 }
 
 impl Approver for ConsoleApprover {
     fn decide(&mut self, request: &Request) -> Answer {
+        self.via = None;
         // The console names the asker by the connection's process, whatever it is told.
         if !self.console.ask(&NewQuestion::of(request, "warden CLI", true)) {
             return Answer::Unanswered;
@@ -130,7 +147,10 @@ impl Approver for ConsoleApprover {
         let deadline = Instant::now() + ANSWER_TIME;
         while Instant::now() < deadline {
             match self.console.heard(Duration::from_millis(200)) {
-                Heard::Answered(decision) => return decision.answer(true),
+                Heard::Answered(decision) => {
+                    self.via = Some("console");
+                    return decision.answer(true);
+                }
                 Heard::Nothing => return Answer::Unanswered,
                 Heard::Waiting => {}
             }
@@ -140,6 +160,56 @@ impl Approver for ConsoleApprover {
     }
 
     fn answered_via(&self) -> Option<&'static str> {
-        Some("console")
+        self.via
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    fn question() -> NewQuestion {
+        NewQuestion {
+            client: "c".into(),
+            tool: "t".into(),
+            access: "write".into(),
+            path: "/p/a".into(),
+            host_path: "/h/p/a".into(),
+            reason: "r".into(),
+            folders: vec!["/p".into()],
+            offer_session: true,
+        }
+    }
+
+    #[test]
+    fn a_late_answer_to_a_withdrawn_question_is_no_answer_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("console.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let console = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut lines = BufReader::new(stream.try_clone().unwrap()).lines();
+            let mut said = Vec::new();
+            for _ in 0..4 {
+                said.push(lines.next().unwrap().unwrap());
+            }
+            // Question 1 was answered at the terminal and withdrawn; its answer from the page crosses that.
+            let mut out = stream;
+            out.write_all(b"{\"answer\":{\"id\":1,\"decision\":{\"decision\":\"session\",\"folder\":0}}}\n").unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            out.write_all(b"{\"answer\":{\"id\":2,\"decision\":{\"decision\":\"deny\"}}}\n").unwrap();
+            said
+        });
+        let link = LocalConsole::connect_at(&socket, dir.path(), "warden fs write", "/p/a").unwrap();
+        assert!(link.ask(&question()));
+        link.withdraw();
+        assert!(link.ask(&question()));
+        assert_eq!(link.heard(Duration::from_millis(100)), Heard::Waiting);
+        assert_eq!(link.heard(Duration::from_secs(10)), Heard::Answered(Decision::Deny));
+        let said = console.join().unwrap();
+        assert!(said[1].starts_with("{\"ask\":{\"id\":1,") && said[2] == "{\"withdraw\":{\"id\":1}}" && said[3].starts_with("{\"ask\":{\"id\":2,"), "{said:?}");
     }
 }

@@ -3,7 +3,7 @@
 //! are put on the page, one at a time.
 
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -26,6 +26,8 @@ pub struct LocalServed {
     path: PathBuf,
     inode: u64,
     task: tokio::task::JoinHandle<()>,
+    /// Locked while this console serves the policy.
+    _lock: std::fs::File,
 }
 
 impl Drop for LocalServed {
@@ -37,18 +39,21 @@ impl Drop for LocalServed {
     }
 }
 
-/// Serves `console` to the CLI's commands at `socket` (see [`super::socket_of`]).
-/// A socket a live console answers at is left alone: one console per policy.
-pub async fn serve_local(console: Console, socket: PathBuf) -> io::Result<LocalServed> {
-    if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+/// Serves `console` to the CLI's commands of `policy` (its canonical path)
+/// at `socket` (see [`super::socket_of`]). One console per policy: a second
+/// is refused while the first holds the lock beside the socket.
+pub async fn serve_local(console: Console, socket: PathBuf, policy: PathBuf) -> io::Result<LocalServed> {
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(socket.with_extension("lock"))?;
+    if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
         return Err(io::Error::new(io::ErrorKind::AddrInUse, format!("a console for this policy already runs (it listens at {})", socket.display())));
     }
-    // One left by a console that died.
+    // One left by a console that died: under the lock, nobody else's.
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     let inode = std::fs::symlink_metadata(&socket)?.ino();
     let slots = Arc::new(Semaphore::new(MAX_COMMANDS));
+    let policy = Arc::new(policy);
     let task = tokio::spawn(async move {
         loop {
             let Ok(slot) = slots.clone().acquire_owned().await else { return };
@@ -59,20 +64,20 @@ pub async fn serve_local(console: Console, socket: PathBuf) -> io::Result<LocalS
                     continue;
                 }
             };
-            let console = console.clone();
+            let (console, policy) = (console.clone(), policy.clone());
             tokio::spawn(async move {
-                if let Err(e) = command(console, stream).await {
+                if let Err(e) = command(console, stream, &policy).await {
                     tracing::debug!("a command's connection to the console ended: {e}");
                 }
                 drop(slot);
             });
         }
     });
-    Ok(LocalServed { path: socket, inode, task })
+    Ok(LocalServed { path: socket, inode, task, _lock: lock })
 }
 
 /// One command's connection, until it closes it or says something out of turn.
-async fn command(console: Console, stream: UnixStream) -> io::Result<()> {
+async fn command(console: Console, stream: UnixStream, policy: &std::path::Path) -> io::Result<()> {
     let peer = stream.peer_cred()?;
     if peer.uid() != rustix::process::geteuid().as_raw() {
         return Err(io::Error::other(format!("a process of uid {} is not this user's", peer.uid())));
@@ -86,28 +91,34 @@ async fn command(console: Console, stream: UnixStream) -> io::Result<()> {
     let mut say = FramedWrite::new(write, LinesCodec::new_with_max_length(MAX_LINE));
     let (cancels, mut cancelled) = mpsc::channel::<()>(1);
     let mut listed: Option<CallGuard> = None;
-    let mut asked: Option<Asked> = None;
+    let mut asked: Option<(u64, Asked)> = None;
     loop {
         tokio::select! {
             line = heard.next() => {
                 let Some(line) = line else { return Ok(()) };
                 let line = line.map_err(io::Error::other)?;
                 match serde_json::from_str(&line).map_err(io::Error::other)? {
-                    FromCommand::Call { tool, detail } if listed.is_none() => {
+                    FromCommand::Call { policy: theirs, .. } if theirs != policy => {
+                        return Err(io::Error::other(format!("a command of {} is not this console's", theirs.display())));
+                    }
+                    FromCommand::Call { tool, detail, .. } if listed.is_none() => {
                         let call = NewCall { client: who.clone(), tool: cut(&tool), detail: cut(&detail) };
                         let cancels = cancels.clone();
                         listed = Some(console.call_started(call, move || {
                             let _ = cancels.try_send(());
                         }));
                     }
-                    FromCommand::Ask(question) if asked.is_none() => asked = Some(console.ask(checked(question, &who))),
-                    FromCommand::Withdraw => asked = None,
+                    FromCommand::Ask { id, question } if listed.is_some() && asked.is_none() => asked = Some((id, console.ask(checked(question, &who)))),
+                    // One already answered is gone already.
+                    FromCommand::Withdraw { id } => if asked.as_ref().is_some_and(|(asking, _)| *asking == id) {
+                        asked = None;
+                    },
                     other => return Err(io::Error::other(format!("out of turn: {other:?}"))),
                 }
             }
-            decision = async { asked.as_mut().expect("checked by the guard").answer().await }, if asked.is_some() => {
-                asked = None;
-                say.send(serde_json::to_string(&ToCommand::Answer(decision))?).await.map_err(io::Error::other)?;
+            decision = async { asked.as_mut().expect("checked by the guard").1.answer().await }, if asked.is_some() => {
+                let (id, _) = asked.take().expect("checked by the guard");
+                say.send(serde_json::to_string(&ToCommand::Answer { id, decision })?).await.map_err(io::Error::other)?;
             }
             Some(()) = cancelled.recv() => {
                 say.send(serde_json::to_string(&ToCommand::Cancel)?).await.map_err(io::Error::other)?;

@@ -25,20 +25,21 @@ pub fn socket_of(policy_file: &Path) -> Result<PathBuf, String> {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum FromCommand {
     /// Said first: the command that runs, listed among the live calls while
-    /// the connection lasts.
-    Call { tool: String, detail: String },
-    /// A question for the person; one at a time.
-    Ask(NewQuestion),
-    /// The question asked was answered elsewhere (at the terminal): off the page.
-    Withdraw,
+    /// the connection lasts, and its policy file (canonical), which must be
+    /// the console's own (not another that took the inode of a deleted one).
+    Call { tool: String, detail: String, policy: PathBuf },
+    /// A question for the person, numbered by the command; one at a time.
+    Ask { id: u64, question: NewQuestion },
+    /// Question `id` was answered elsewhere (at the terminal): off the page.
+    Withdraw { id: u64 },
 }
 
 /// What the console says to a command.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ToCommand {
-    /// The answer to the question asked; `None`: the console will give none.
-    Answer(Option<Decision>),
+    /// The answer to question `id`; `None`: the console will give none.
+    Answer { id: u64, decision: Option<Decision> },
     /// The person cancelled the command.
     Cancel,
 }

@@ -60,7 +60,7 @@ const cards = new Map();
 function questionCard(q) {
   const folder = el('select', { 'data-role': 'folder' }, ...q.folders.map((f, i) => el('option', { value: String(i) }, f)));
   const choose = (decision) => () => {
-    // A card that just moved (one above it went) is not where the person aimed.
+    // A card that just appeared or moved (one above it went) is not where the person aimed.
     if (Date.now() - Number(card.dataset.movedAt || 0) < MOVED_GRACE_MS) {
       status('The questions moved as you clicked: nothing was answered. Click again.', true);
       return;
@@ -71,7 +71,9 @@ function questionCard(q) {
   if (q.offer_session) buttons.push(el('button', { class: 'allow', onclick: choose('session') }, 'Allow for this session'));
   buttons.push(el('button', { class: 'deny', onclick: choose('deny') }, 'Deny'));
   // When it was put on the page: the browser tests measure from the call's start to here.
-  const card = el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': String(Date.now()) },
+  // A new card counts as moved: it may appear under a cursor aimed at another.
+  const now = String(Date.now());
+  const card = el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': now, 'data-moved-at': now },
     el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
     el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
     el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);

@@ -54,8 +54,9 @@ pub struct AuditRecord {
     /// For a refusal: the text the tool or agent was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
-    /// Where the person answered: `client` (the MCP client's form) or
-    /// `console` (Warden's own page); absent where there is one way only.
+    /// Where the person answered: `client` (the MCP client's form),
+    /// `terminal` (the CLI's) or `console` (Warden's own page); absent where
+    /// there is one way only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
 }
