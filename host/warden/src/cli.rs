@@ -13,8 +13,9 @@ use clap::{Parser, Subcommand};
 ///
 /// When a mount's rules ask for approval, or `dynamic` lets a tool reach a
 /// folder outside its mounts, a person decides at the moment of access: at the
-/// terminal, or by answers given in advance with --approve. See `--help` of
-/// `fs`, `call`, `run` and `exec`, and `warden suggest`.
+/// terminal, at the policy's `warden console` page, or by answers given in
+/// advance with --approve. See `--help` of `fs`, `call`, `run`, `exec` and
+/// `console`, and `warden suggest`.
 ///
 /// Exit status: 0 success, 1 failure (e.g. a missing file, or a tool error),
 /// 2 usage error or invalid policy, 3 denied by the sandbox (the reason is on
