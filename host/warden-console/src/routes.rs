@@ -108,10 +108,11 @@ pub(crate) fn loopback_only(address: std::net::SocketAddr) -> std::io::Result<()
 }
 
 /// Headers every answer carries: no caching, no sniffing, no framing, no
-/// referrer; and `Connection: close` on a refusal.
+/// referrer; and `Connection: close` on a refusal or an error.
 async fn hardened(mut response: Response) -> Response {
-    // A refused request's connection goes with it: nobody keeps a slot by asking wrongly.
-    let refused = matches!(response.status(), StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+    // A refused or failed request's connection goes with it (401, 403, 404 alike): nobody
+    // keeps a slot by asking wrongly.
+    let refused = response.status().as_u16() >= 400;
     let headers = response.headers_mut();
     if refused {
         headers.insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));

@@ -12,8 +12,11 @@ use warden_console::{Asked, Decision};
 
 use crate::elicit::ANSWER_TIME;
 
-/// The most questions one client may leave parked: past them its oldest goes.
-const PER_CLIENT: usize = 8;
+/// The most questions one client may leave parked (over HTTP every client
+/// with the one token counts as one), and all of them: past these, a call
+/// waits for the person at the console instead of parking its question.
+const PER_CLIENT: usize = 32;
+const ALL: usize = 256;
 
 #[derive(Default)]
 pub struct Parked(Mutex<HashMap<u64, Kept>>);
@@ -26,12 +29,24 @@ struct Kept {
 }
 
 impl Parked {
-    /// Keeps `asked`, put to `client`, for the call's next round; its id and its page.
+    /// Withdraws those nobody came back for in time.
+    pub fn prune(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, kept| kept.at.elapsed() < ANSWER_TIME);
+    }
+
+    /// Whether a question put to `client` may be parked now.
+    pub fn has_room(&self, client: &str) -> bool {
+        self.prune();
+        let parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        parked.len() < ALL && parked.values().filter(|k| k.client == client).count() < PER_CLIENT
+    }
+
+    /// Keeps `asked`, put to `client`, for the call's next round; its id and
+    /// its page. Past the bounds (another call parked meanwhile) the client's oldest goes.
     pub fn park(&self, asked: Asked, client: &str) -> (u64, String) {
         let (id, url) = (asked.id(), asked.url());
+        self.prune();
         let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        // Dropped, those nobody came back for leave the page.
-        parked.retain(|_, kept| kept.at.elapsed() < ANSWER_TIME);
         let mut mine: Vec<(u64, Instant)> = parked.iter().filter(|(_, k)| k.client == client).map(|(id, k)| (*id, k.at)).collect();
         mine.sort_by_key(|(_, at)| *at);
         for (old, _) in mine.iter().take((mine.len() + 1).saturating_sub(PER_CLIENT)) {
@@ -77,9 +92,10 @@ mod tests {
         let console = warden_console::Console::new(None);
         let parked = Parked::default();
         let first = parked.park(console.ask(question("a")), "a").0;
-        for _ in 0..20 {
+        for _ in 0..PER_CLIENT + 4 {
             parked.park(console.ask(question("a")), "a");
         }
+        assert!(!parked.has_room("a") && parked.has_room("b"));
         parked.park(console.ask(question("b")), "b");
         assert_eq!(parked.0.lock().unwrap().len(), PER_CLIENT + 1);
         // The oldest went, and its call, come back, hears no answer.

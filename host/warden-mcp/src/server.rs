@@ -379,10 +379,12 @@ impl ServerHandler for WardenMcp {
         let console = self.shared.console.as_ref().filter(|_| via.console());
         let client_forms = via.client() && can_elicit(&context);
         let client_urls = via.client() && console.is_some() && can_open_urls(&context);
+        // A 2026-07-28 call parks its question at the console only while there is room (else it waits there).
+        let parks = in_result && client_urls && self.shared.parked.has_room(&client);
         let how = match (in_result, &request.request_state) {
             (false, _) => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that opens URLs is sent the console's page in the call's result.
-            (true, None) if client_urls => How::Deferring { asked: asked.clone(), answered: None },
+            (true, None) if parks => How::Deferring { asked: asked.clone(), answered: None },
             // With a console, any other 2026-07-28 call waits for the person there.
             (true, None) if console.is_some() => How::Eliciting { questions, cancel: cancel.clone() },
             // A client that takes no forms is never asked: it gets today's refusal.
@@ -436,7 +438,7 @@ impl ServerHandler for WardenMcp {
         if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let before = before.as_ref().map(|b| b.without_earlier_form_of(&question));
             // Put at the console, its page sent to a client that opens URLs.
-            let page = console.filter(|_| client_urls).map(|console| {
+            let page = console.filter(|_| parks).map(|console| {
                 let label = self.label(context.client_info().map(|info| info.name).as_deref());
                 self.shared.parked.park(console.ask(warden_console::NewQuestion::of(&question, &label, call.offer_session)), call.client)
             });

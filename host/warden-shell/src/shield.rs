@@ -100,10 +100,24 @@ impl Shield {
         let below: Vec<&Path> = path.ancestors().take_while(|a| *a != root).collect();
         // Shallowest first: the part that stops being a folder is what gets covered.
         for part in below.iter().rev() {
+            let part = *part;
+            // Each path is covered once (the engines refuse two mounts at one place), whatever
+            // another sandbox made or removed there while this one looked: one covered as a
+            // whole (a placeholder, a read-only bind) covers all below it.
+            if self.read_only.iter().chain(&self.placeholders).any(|p| p == part) {
+                return;
+            }
             match std::fs::symlink_metadata(part) {
-                Ok(m) if m.is_dir() && *part != path => push_new(&mut self.pinned, part.to_path_buf()),
-                Ok(_) => return push_new(&mut self.read_only, part.to_path_buf()),
-                Err(_) => return push_new(&mut self.placeholders, part.to_path_buf()),
+                Ok(m) if m.is_dir() && part != path => push_new(&mut self.pinned, part.to_path_buf()),
+                Ok(_) => {
+                    // Bound read-only onto itself, a folder is pinned too.
+                    self.pinned.retain(|p| p != part);
+                    return push_new(&mut self.read_only, part.to_path_buf());
+                }
+                Err(_) => {
+                    self.pinned.retain(|p| p != part);
+                    return push_new(&mut self.placeholders, part.to_path_buf());
+                }
             }
         }
     }
@@ -220,5 +234,23 @@ mod tests {
         assert_eq!(resolve(&root.join("abs/dangling/z")), Some(root.join("real/missing/z")));
         assert_eq!(resolve(&root.join("real/../real/sub")), Some(root.join("real/sub")));
         assert_eq!(resolve(&root.join("loop/x")), None);
+    }
+
+    #[test]
+    fn a_path_another_sandbox_covered_meanwhile_is_covered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let mut shield = Shield::default();
+        // .git is missing when the first protected path below it is looked at...
+        shield.protect(&root.join(".git/hooks"), &root);
+        // ...and another sandbox's placeholder is there when the next one is.
+        std::fs::write(root.join(".git"), "").unwrap();
+        shield.protect(&root.join(".git/config"), &root);
+        assert_eq!((shield.placeholders.clone(), shield.read_only.clone()), (vec![root.join(".git")], vec![]));
+        // A folder pinned on the way to one path and protected itself is bound once, read-only.
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        shield.protect(&root.join("a/b/c"), &root);
+        shield.protect(&root.join("a"), &root);
+        assert_eq!((shield.pinned.clone(), shield.read_only.clone()), (vec![root.join("a/b")], vec![root.join("a")]));
     }
 }

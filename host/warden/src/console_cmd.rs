@@ -51,9 +51,9 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
             // The browser reads the page at once; it is not left lying about (the console's end removes it too).
             let page = file.clone();
             std::thread::spawn(move || {
-                let _ = opener.wait();
                 std::thread::sleep(std::time::Duration::from_secs(30));
                 let _ = std::fs::remove_file(page);
+                let _ = opener.wait();
             });
             Ok(file)
         }

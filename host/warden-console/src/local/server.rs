@@ -43,7 +43,13 @@ impl Drop for LocalServed {
 /// at `socket` (see [`super::socket_of`]). One console per policy: a second
 /// is refused while the first holds the lock beside the socket.
 pub async fn serve_local(console: Console, socket: PathBuf, policy: PathBuf) -> io::Result<LocalServed> {
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(socket.with_extension("lock"))?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(socket.with_extension("lock"))?;
     if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
         return Err(io::Error::new(io::ErrorKind::AddrInUse, format!("a console for this policy already runs (it listens at {})", socket.display())));
     }
