@@ -293,3 +293,35 @@ fn in_a_browser_questions_appear_with_100_pending_and_10000_audit_lines() {
     drop(server);
     drop(pending);
 }
+
+#[test]
+fn in_a_browser_the_python_sdk_without_forms_is_answered_at_the_console() {
+    let f = Fixture::new();
+    f.file("policy.yaml", APPROVAL_POLICY);
+    let repo = super::super::repo();
+    let python = repo.join(".tools/py/bin/python");
+    assert!(python.exists(), "{} is missing: run `bash guests/build.sh` (the README's first command does)", python.display());
+    let mut sdk = Command::new(python)
+        .arg(repo.join("tests/clients/console_sdk.py"))
+        .args([env!("CARGO_BIN_EXE_warden"), f.path("policy.yaml").to_str().unwrap(), f.path("audit.jsonl").to_str().unwrap(), "from-sdk.md"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        // The server's stderr, where the console's login file is named.
+        .stderr(std::fs::File::create(f.path("mcp-stderr.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let said = super::lines_of(sdk.stdout.take().unwrap());
+    assert_eq!(said.recv_timeout(Duration::from_secs(60)).as_deref(), Ok("calling"), "{}", std::fs::read_to_string(f.path("mcp-stderr.log")).unwrap_or_default());
+    let mut browser = Browser::open(&f);
+    browser.expect_question("from-sdk.md");
+    let (question, _) = browser.waited(&f);
+    let card: String = serde_json::from_str(browser.run(&f, &format!("card {question}")).rsplitn(3, ' ').last().unwrap()).unwrap();
+    assert!(card.contains("python-sdk #0") && card.contains("/portfolio/drafts/from-sdk.md"), "{card}");
+    assert!(said.recv_timeout(Duration::from_millis(300)).is_err(), "the call ended before the person answered");
+    browser.run(&f, &format!("click {question} Allow once"));
+    let result = said.recv_timeout(Duration::from_secs(20)).expect("the SDK's call ended after the click");
+    assert!(result.starts_with("ok ") && result.contains("Written 1 characters to /portfolio/drafts/from-sdk.md"), "{result}");
+    assert!(f.path("portfolio/drafts/from-sdk.md").exists());
+    assert_eq!(audit_lines(&f)[0]["via"], "console");
+    assert!(sdk.wait().unwrap().success());
+}
