@@ -60,15 +60,16 @@ impl Approvals {
         Ok(Approvals { session: ApprovalSession::open(policy, worker, approver, audit)?, named, console })
     }
 
-    /// Set when the person cancels the command at the policy's console.
-    pub fn cancelled(&self) -> Arc<AtomicBool> {
-        self.console.as_ref().map_or_else(Arc::default, LocalConsole::cancelled)
+    /// Set when the person cancels the command at the policy's console;
+    /// `None` when no console lists it (nothing can cancel it there).
+    pub fn cancelled(&self) -> Option<Arc<AtomicBool>> {
+        self.console.as_ref().map(LocalConsole::cancelled)
     }
 
     /// A failure (exit 130) when the person cancelled the command at the console.
     pub fn not_cancelled(&self) -> Result<(), Failure> {
-        match self.cancelled().load(std::sync::atomic::Ordering::SeqCst) {
-            true => Err(Failure { status: 130, message: "warden: cancelled at Warden's console".into() }),
+        match self.cancelled().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::SeqCst)) {
+            true => Err(Failure { status: Failure::CANCELLED, message: "warden: cancelled at Warden's console".into() }),
             false => Ok(()),
         }
     }

@@ -46,8 +46,12 @@ fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<D
     approvals.ask_before_running(&command_line[0])?;
     approvals.not_cancelled()?;
     let sandbox = ShellSandbox::with_options(&policy, approvals.session.sandbox()?, cap, container).map_err(shell_failure)?;
-    // Cancelled at the policy's console, the command is killed as on a timeout.
-    sandbox.execute_argv_cancellable(&args.command, args.cwd.as_deref(), timeout, &approvals.cancelled()).map_err(shell_failure)
+    let ran = match approvals.cancelled() {
+        // Cancelled at the policy's console, the command is killed as on a timeout.
+        Some(cancelled) => sandbox.execute_argv_cancellable(&args.command, args.cwd.as_deref(), timeout, &cancelled),
+        None => sandbox.execute_argv(&args.command, args.cwd.as_deref(), timeout),
+    };
+    ran.map_err(shell_failure)
 }
 
 fn report(result: ExecutionResult) -> Result<(), Failure> {

@@ -16,6 +16,8 @@ impl Failure {
     pub const FAILED: u8 = 1;
     pub const USAGE: u8 = 2;
     pub const DENIED: u8 = 3;
+    /// Cancelled by the person (at Warden's console), as a shell says for Ctrl-C.
+    pub const CANCELLED: u8 = 130;
 
     pub fn usage(message: impl fmt::Display) -> Failure {
         Failure { status: Self::USAGE, message: message.to_string() }

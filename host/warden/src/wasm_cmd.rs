@@ -138,7 +138,8 @@ fn config(args: &SandboxArgs, listed: &Listed) -> Result<(RunConfig, Option<Appr
     let mut approvals = None;
     if let Some(policy) = &policy {
         let opened = Approvals::open(policy, args.worker.as_deref(), &args.approvals, listed)?;
-        config.cancel = Some(opened.cancelled());
+        // Only a console can cancel a run: without one, no flag is looked at every tick.
+        config.cancel = opened.cancelled();
         approvals = Some(opened);
         config.network = policy.network_for(args.worker.as_deref()).clone();
         config.env = policy.env.clone();

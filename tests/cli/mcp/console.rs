@@ -110,6 +110,14 @@ impl Page {
         }
     }
 
+    /// Nothing answered `question` (call `id` of `c`) but the person, who
+    /// now denies it: the call is refused.
+    fn still_pending_then_denied(&self, c: &mut Client, id: u64, question: &Value) {
+        assert_eq!(self.questions(1)[0]["id"], question["id"], "the question was answered by someone else");
+        self.answer(question, "deny");
+        assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
+    }
+
     pub(super) fn answer(&self, question: &Value, decision: &str) {
         let (status, body) = self.post(&format!("/api/questions/{}", question["id"]), &json!({ "decision": decision, "folder": 0 }));
         assert_eq!(status, 204, "{body}");
@@ -399,9 +407,7 @@ fn the_console_refuses_no_cookie_a_foreign_host_or_origin_and_a_forged_csrf_toke
     let url = login_url(&f);
     assert_eq!(send(port, "GET", url.strip_prefix(&format!("http://127.0.0.1:{port}")).unwrap(), &[], "").0, 401);
     // Nothing was answered: the question is still pending, then answered by the person.
-    assert_eq!(page.questions(1)[0]["id"], question["id"]);
-    page.answer(&question, "deny");
-    assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
+    page.still_pending_then_denied(&mut c, id, &question);
 }
 
 #[test]
@@ -447,9 +453,7 @@ fn a_sandboxed_command_on_the_same_loopback_reads_nothing_and_answers_nothing() 
     let ran = c.call("run_command", json!({ "command": "python3 probe.py" }));
     let text = ran["content"][0]["text"].as_str().unwrap_or_default().to_owned();
     assert!(text.contains("GET /api/state 401") && text.contains("GET / 401") && text.contains(&format!("POST /api/questions/{} 401", question["id"])), "{ran}");
-    assert_eq!(page.questions(1)[0]["id"], question["id"], "the question was answered from inside the sandbox");
-    page.answer(&question, "deny");
-    assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
+    page.still_pending_then_denied(&mut c, id, &question);
 }
 
 #[test]
@@ -514,9 +518,7 @@ fn a_component_with_network_access_to_the_consoles_port_reads_nothing() {
         let said: Value = serde_json::from_str(got["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(said["status"], 401, "{path}: {got}");
     }
-    assert_eq!(page.questions(1)[0]["id"], question["id"]);
-    page.answer(&question, "deny");
-    assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
+    page.still_pending_then_denied(&mut c, id, &question);
 }
 
 #[test]

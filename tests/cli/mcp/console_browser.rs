@@ -70,6 +70,14 @@ impl Browser {
     }
 
     /// The card's id, and the milliseconds from the command to the card on screen.
+    /// A `write_file` of `name` by `c`, once its question is on the page: the
+    /// call's request id and the question's id. `seen`: text the card holds.
+    fn write_asked(&mut self, f: &Fixture, c: &mut Client, name: &str, seen: &str) -> (u64, u64) {
+        self.expect_question(seen);
+        let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write(name) }));
+        (id, self.waited(f).0)
+    }
+
     fn waited(&mut self, f: &Fixture) -> (u64, f64) {
         let answer = self.next_line(f);
         let rest = answer.strip_prefix("ok ").unwrap_or_else(|| panic!("wait-question: {answer}"));
@@ -117,9 +125,7 @@ fn in_a_browser_allow_once_and_deny_release_the_call_and_the_audit_view_says_via
     f.file("policy.yaml", APPROVAL_POLICY);
     let mut c = connect(&f, json!({}));
     let mut browser = Browser::open(&f);
-    browser.expect_question("report.md");
-    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("report.md") }));
-    let (question, _) = browser.waited(&f);
+    let (id, question) = browser.write_asked(&f, &mut c, "report.md", "report.md");
     // The README's picture of a pending question.
     let picture = match std::env::var_os("WARDEN_UPDATE_SCREENSHOT") {
         Some(_) => super::super::repo().join("docs/console.png"),
@@ -133,9 +139,7 @@ fn in_a_browser_allow_once_and_deny_release_the_call_and_the_audit_view_says_via
     assert!(f.path("portfolio/drafts/report.md").exists());
     browser.run(&f, &format!("gone {question}"));
     // Deny.
-    browser.expect_question("other.md");
-    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("other.md") }));
-    let (question, _) = browser.waited(&f);
+    let (id, question) = browser.write_asked(&f, &mut c, "other.md", "other.md");
     browser.run(&f, &format!("click {question} Deny"));
     let response = c.response_within(id, Duration::from_secs(20)).unwrap();
     assert!(refused(&response["result"]).starts_with("Cannot write to '/portfolio/drafts/other.md'"), "{response}");
@@ -155,9 +159,7 @@ fn in_a_browser_a_file_named_like_markup_is_shown_as_text() {
     let mut c = connect(&f, json!({}));
     let mut browser = Browser::open(&f);
     let name = "<img src=x onerror=alert(1)>.md";
-    browser.expect_question("onerror");
-    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write(name) }));
-    let (question, _) = browser.waited(&f);
+    let (id, question) = browser.write_asked(&f, &mut c, name, "onerror");
     // The alerts are counted: one raised by the test itself is.
     assert_eq!(browser.run(&f, "probe-alert"), "1");
     let card = browser.run(&f, &format!("card {question}"));
@@ -175,17 +177,13 @@ fn in_a_browser_a_session_grant_is_revoked_and_the_next_write_asks_again() {
     f.file("policy.yaml", APPROVAL_POLICY);
     let mut c = connect(&f, json!({}));
     let mut browser = Browser::open(&f);
-    browser.expect_question("a.md");
-    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("a.md") }));
-    let (question, _) = browser.waited(&f);
+    let (id, question) = browser.write_asked(&f, &mut c, "a.md", "a.md");
     browser.run(&f, &format!("click {question} Allow for this session"));
     ok(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]);
     browser.run(&f, "wait-grant /portfolio/drafts");
     ok(&c.call("write_file", write("b.md")));
     browser.run(&f, "revoke /portfolio/drafts");
-    browser.expect_question("c.md");
-    let id = c.start_request("tools/call", json!({ "name": "write_file", "arguments": write("c.md") }));
-    let (question, _) = browser.waited(&f);
+    let (id, question) = browser.write_asked(&f, &mut c, "c.md", "c.md");
     browser.run(&f, &format!("click {question} Deny"));
     assert!(refused(&c.response_within(id, Duration::from_secs(20)).unwrap()["result"]).starts_with("Cannot write"));
     assert!(!f.path("portfolio/drafts/c.md").exists());
