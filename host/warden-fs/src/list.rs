@@ -16,6 +16,18 @@ pub enum EntryKind {
     Other,
 }
 
+impl EntryKind {
+    /// `file`, `dir`, `symlink` or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::File => "file",
+            EntryKind::Dir => "dir",
+            EntryKind::Symlink => "symlink",
+            EntryKind::Other => "other",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub path: VPath,

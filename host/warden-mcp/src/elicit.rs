@@ -40,15 +40,7 @@ const MAX_ROUNDS: usize = 16;
 /// The form for `request`. `offer_session`: "Allow for this session" is a
 /// choice; not where no session outlives the call (stateless HTTP).
 pub fn form(request: &Request, offer_session: bool) -> ElicitRequestParams {
-    let tool = request.tool.as_deref().unwrap_or("a tool");
-    let message = format!(
-        "{} asks to {} {} (host path {}), because {}. Allow it?",
-        shown(tool),
-        request.access.as_str(),
-        shown(request.path.as_str()),
-        shown(&request.host_path.to_string_lossy()),
-        request.reason
-    );
+    let message = request.question();
     let (values, titles) = if offer_session {
         (vec!["once", "session", "deny"], vec!["Allow once", "Allow for this session", "Deny"])
     } else {

@@ -1,7 +1,6 @@
 //! Exit statuses, one place: 0 ok, 1 failure, 2 usage or policy, 3 denied.
 
 use std::fmt;
-use std::process::ExitCode;
 
 use warden_fs::FsError;
 use warden_policy::PolicyError;
@@ -29,11 +28,12 @@ impl Failure {
         Failure { status: u8::try_from(code).unwrap_or(Self::FAILED).max(1), message: String::new() }
     }
 
-    pub fn exit(self) -> ExitCode {
+    /// Prints the message on stderr and gives the exit status.
+    pub fn report(self) -> u8 {
         if !self.message.is_empty() {
             eprintln!("{}", self.message);
         }
-        ExitCode::from(self.status)
+        self.status
     }
 }
 

@@ -74,7 +74,7 @@ fn perform(sandbox: &Sandbox, op: &FsOp, content: &[u8]) -> warden_fs::Result<Pr
             let modified = stat.modified.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs());
             let json = serde_json::json!({
                 "path": stat.path.as_str(),
-                "kind": kind_name(stat.kind),
+                "kind": stat.kind.as_str(),
                 "size": stat.size,
                 "modified": modified,
                 "writable": stat.writable,
@@ -121,14 +121,5 @@ fn op_name(op: &FsOp) -> &'static str {
         FsOp::Mkdir { .. } => "mkdir",
         FsOp::Move { .. } => "move",
         FsOp::Copy { .. } => "copy",
-    }
-}
-
-fn kind_name(kind: EntryKind) -> &'static str {
-    match kind {
-        EntryKind::File => "file",
-        EntryKind::Dir => "dir",
-        EntryKind::Symlink => "symlink",
-        EntryKind::Other => "other",
     }
 }

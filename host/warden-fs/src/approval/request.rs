@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use warden_policy::VPath;
+use warden_policy::{shown, VPath};
 
 use crate::error::Access;
 
@@ -49,4 +49,19 @@ pub struct Request {
     pub worker: Option<String>,
     /// The program the request came through, e.g. an MCP client's name.
     pub client: Option<String>,
+}
+
+impl Request {
+    /// The question as a person reads it, on one line: what asks, for which
+    /// access, where, and why. The MCP form and the Python approver show it.
+    pub fn question(&self) -> String {
+        format!(
+            "{} asks to {} {} (host path {}), because {}. Allow it?",
+            shown(self.tool.as_deref().unwrap_or("a tool")),
+            self.access.as_str(),
+            shown(self.path.as_str()),
+            shown(&self.host_path.to_string_lossy()),
+            self.reason
+        )
+    }
 }

@@ -1,0 +1,113 @@
+"""The native extension of the ``warden`` package (type stubs)."""
+
+import os
+from collections.abc import Callable
+from typing import Any, final
+
+__version__: str
+
+@final
+class ApprovalRequest:
+    """One access waiting for a person's answer."""
+
+    question: str
+    access: str
+    path: str
+    host_path: str
+    reason: str
+    folders: list[str]
+    tool: str | None
+    worker: str | None
+
+@final
+class Written:
+    path: str
+    bytes: int
+    created: bool
+
+@final
+class Entry:
+    path: str
+    kind: str
+
+@final
+class Stat:
+    path: str
+    kind: str
+    size: int
+    modified: float | None
+    writable: bool
+
+@final
+class ExecResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    truncated: bool
+    sandboxed: bool
+
+@final
+class ToolResult:
+    output: str
+    stderr: bytes
+    logs: list[tuple[str, str]]
+    fuel_consumed: int
+
+@final
+class Sandbox:
+    def __new__(
+        cls,
+        policy: str | None = None,
+        *,
+        text: str | None = None,
+        base: str | None = None,
+        worker: str | None = None,
+        approver: Callable[[ApprovalRequest], Any] | None = None,
+        audit: str | None = None,
+    ) -> Sandbox: ...
+    def derive(
+        self,
+        *,
+        allow_read: list[str] | None = None,
+        allow_write: list[str] | None = None,
+        readonly: bool | None = None,
+        inherit: bool = False,
+    ) -> Sandbox: ...
+    @property
+    def worker(self) -> str | None: ...
+    @property
+    def policy_file(self) -> os.PathLike[str] | str: ...
+    def read(self, path: str, *, offset: int = 0, max_chars: int | None = None) -> str: ...
+    def read_bytes(self, path: str) -> bytes: ...
+    def write(self, path: str, content: str | bytes) -> Written: ...
+    def edit(self, path: str, old: str, new: str) -> Written: ...
+    def delete(self, path: str) -> None: ...
+    def mkdir(self, path: str) -> None: ...
+    def move(self, source: str, destination: str) -> None: ...
+    def copy(self, source: str, destination: str) -> None: ...
+    def list(self, path: str | None = None, glob: str | None = None) -> list[Entry]: ...
+    def stat(self, path: str) -> Stat: ...
+    def can_read(self, path: str) -> bool: ...
+    def can_write(self, path: str) -> bool: ...
+    def needs_read_approval(self, path: str) -> bool: ...
+    def needs_write_approval(self, path: str) -> bool: ...
+    def readable_roots(self) -> list[str]: ...
+    def writable_roots(self) -> list[str]: ...
+    def host_path(self, path: str) -> os.PathLike[str] | str: ...
+    def exec(self, argv: list[str], *, timeout: float | None = None, cwd: str | None = None) -> ExecResult: ...
+    def call_tool(
+        self,
+        component: str,
+        tool: str,
+        input: str,
+        *,
+        memory: str | None = None,
+        timeout: str | None = None,
+        fuel: int | None = None,
+        output: str | None = None,
+    ) -> ToolResult: ...
+    def close(self) -> None: ...
+
+def main(argv: list[str], bridge: str | None = None) -> int: ...
+def use_net_bridge(program: str) -> None: ...

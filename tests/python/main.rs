@@ -1,0 +1,19 @@
+//! The Python package's tests, run for real: `tests/python/run.sh` builds the
+//! wheel, installs it into a fresh virtual environment and runs pytest there.
+//! A missing toolchain is a failure, never a skip.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_python_package_passes_its_pytest_suite() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("bash").arg(repo.join("tests/python/run.sh")).output().expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(out.status.success(), "tests/python/run.sh failed ({}); its output is above", out.status);
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(summary.contains(" passed") && !summary.contains("failed") && !summary.contains("skipped"), "pytest said: {summary}");
+}
