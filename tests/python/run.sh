@@ -16,6 +16,20 @@ wheel=$(ls "$repo"/target/wheels/warden_sandbox-*.whl)
 
 python3 -m venv --clear "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" -r "$here/requirements.txt"
+# It names the whole pydantic-ai (every model provider) where pydantic-ai-slim, installed above, is what it
+# uses. 0.8.0: the reference tests import its ApprovalController, which 0.9.0 removed.
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps pydantic-ai-blocking-approval==0.8.0
 cd "$here"
 # The installed package, not a source tree's: pytest runs outside host/warden-py.
-PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"
+PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -p no:cacheprovider -q --ignore=reference "$@"
+
+# pydantic-ai-filesystem-sandbox 0.9.0's own tests (from its sdist on PyPI), against the drop-in.
+reference=$repo/target/python-tests/reference
+rm -rf "$reference" && mkdir -p "$reference"
+"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    --dest "$reference" pydantic-ai-filesystem-sandbox==0.9.0
+tar -xzf "$reference"/pydantic_ai_filesystem_sandbox-0.9.0.tar.gz -C "$reference"
+cp "$here/reference/conftest.py" "$reference/pydantic_ai_filesystem_sandbox-0.9.0/tests/conftest.py"
+cd "$reference/pydantic_ai_filesystem_sandbox-0.9.0"
+# Its own package is not installed: `src/` is left out of the path, so the import is the drop-in's.
+PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -p no:cacheprovider -q -rxX -o asyncio_default_fixture_loop_scope=function tests

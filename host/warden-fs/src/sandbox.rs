@@ -278,7 +278,13 @@ impl Sandbox {
 
     /// Maps a virtual path to its mount and the path relative to that mount.
     pub fn resolve(&self, path: &str) -> Result<Resolved> {
-        let t = self.locate(path, Access::Read)?;
+        self.resolve_for(path, Access::Read)
+    }
+
+    /// Maps a virtual path to the mount that serves `access` to it, or the
+    /// refusal that access would meet (outside, read-only, write-only).
+    pub fn resolve_for(&self, path: &str, access: Access) -> Result<Resolved> {
+        let t = self.locate(path, access)?;
         Ok(Resolved { path: t.vpath.clone(), mount: t.mount.path.clone(), relative: t.rel })
     }
 

@@ -314,7 +314,7 @@ fn mount(
 }
 
 /// Resolves a root against the policy's folder, checking it as written and as resolved.
-fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
+pub(crate) fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
     if root.starts_with('~') {
         return Err(format!("'{root}': '~' is not expanded; write the full path or one relative to the policy file"));
     }

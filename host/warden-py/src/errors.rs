@@ -85,6 +85,8 @@ fn fs_class(e: &FsError) -> &'static str {
         FsError::MountRoot { .. } => "MountRootError",
         FsError::Unsupported { .. } => "UnsupportedError",
         FsError::InvalidGlob { .. } => "InvalidGlobError",
+        FsError::Derive(DeriveError::Escalation { error, .. }) if error.request.starts_with("write access") => "WriteEscalationError",
+        FsError::Derive(DeriveError::Escalation { error, .. }) if error.request.starts_with("read access") => "ReadEscalationError",
         FsError::Derive(DeriveError::Escalation { .. }) => "SandboxPermissionEscalationError",
         FsError::Derive(_) => "DeriveError",
         FsError::Policy(_) => "PolicyError",

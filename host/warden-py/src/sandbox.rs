@@ -108,6 +108,21 @@ impl Sandbox {
     }
 }
 
+/// A mount as the Python side gives it: `(mount point, host folder, writable,
+/// suffixes, max_file_bytes, read_approval, write_approval)`.
+type MountArgs = (String, PathBuf, bool, Option<Vec<String>>, Option<u64>, bool, bool);
+
+fn mount_points(mounts: Vec<MountArgs>) -> Vec<warden_policy::MountPoint> {
+    mounts
+        .into_iter()
+        .map(|(at, root, writable, suffixes, max_file_bytes, read_approval, write_approval)| warden_policy::MountPoint {
+            at,
+            root,
+            rules: warden_policy::Rules { readable: true, writable, suffixes, max_file_bytes, read_approval, write_approval },
+        })
+        .collect()
+}
+
 /// Content to write: text (UTF-8) or bytes.
 #[derive(FromPyObject)]
 pub enum Content {
@@ -119,12 +134,16 @@ pub enum Content {
 impl Sandbox {
     /// Opens the sandbox of `policy` (a policy file), or of `text` (policy
     /// YAML or JSON, relative roots against `base`), for `worker` if given.
+    /// Or of `mounts`: `(mount point, host folder, writable, suffixes,
+    /// max_file_bytes, read_approval, write_approval)` each, mount points nesting.
     #[new]
-    #[pyo3(signature = (policy=None, *, text=None, base=None, worker=None, approver=None, audit=None))]
+    #[pyo3(signature = (policy=None, *, text=None, mounts=None, base=None, worker=None, approver=None, audit=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         policy: Option<PathBuf>,
         text: Option<String>,
+        mounts: Option<Vec<MountArgs>>,
         base: Option<PathBuf>,
         worker: Option<String>,
         approver: Option<Py<PyAny>>,
@@ -132,16 +151,18 @@ impl Sandbox {
     ) -> PyResult<Sandbox> {
         let approver = approver.map(|callback| PyApprover { callback: Arc::new(callback) });
         let opened = py.detach(|| {
-            let policy = match (policy, text) {
-                (Some(file), None) => warden_policy::load(&file)?,
-                (None, Some(text)) => {
-                    let base = match base {
-                        Some(base) => base,
-                        None => std::env::current_dir().map_err(|e| Failure::Named("PolicyError", format!("cannot find the current folder: {e}")))?,
-                    };
-                    warden_policy::parse(&text, &std::path::absolute(&base).unwrap_or(base).join("<config>"))?
-                }
-                _ => return Err(Failure::Named("PolicyError", "give a policy file or a policy's text, not both or neither".into())),
+            let config_file = || -> Result<PathBuf, Failure> {
+                let base = match base {
+                    Some(base) => base,
+                    None => std::env::current_dir().map_err(|e| Failure::Named("PolicyError", format!("cannot find the current folder: {e}")))?,
+                };
+                Ok(std::path::absolute(&base).unwrap_or(base).join("<config>"))
+            };
+            let policy = match (policy, text, mounts) {
+                (Some(file), None, None) => warden_policy::load(&file)?,
+                (None, Some(text), None) => warden_policy::parse(&text, &config_file()?)?,
+                (None, None, Some(mounts)) => warden_policy::policy_of_mounts(&mount_points(mounts), &config_file()?)?,
+                _ => return Err(Failure::Named("PolicyError", "give one of a policy file, a policy's text or mounts".into())),
             };
             let audit = audit.or_else(|| policy.audit.clone());
             let fs = warden_fs::Sandbox::open_for(&policy, worker.as_deref())?;
@@ -181,6 +202,14 @@ impl Sandbox {
     fn read(&self, py: Python<'_>, path: &str, offset: usize, max_chars: Option<usize>) -> PyResult<String> {
         let read = self.run(py, "read", |s| s.read(path, ReadOptions { offset, max_chars }))?;
         Ok(read.text)
+    }
+
+    /// Reads a window of a UTF-8 file: the text from character `offset`, at
+    /// most `max_chars` of it, and how many characters the whole file has.
+    #[pyo3(signature = (path, offset=0, max_chars=None))]
+    fn read_window(&self, py: Python<'_>, path: &str, offset: usize, max_chars: Option<usize>) -> PyResult<(String, usize)> {
+        let read = self.run(py, "read", |s| s.read(path, ReadOptions { offset, max_chars }))?;
+        Ok((read.text, read.total_chars))
     }
 
     /// Reads a file's bytes.
@@ -276,9 +305,17 @@ impl Sandbox {
     /// The host path behind a virtual path (for the host's own use: never
     /// show it to a model). Raises as a read of `path` would be refused.
     fn host_path(&self, path: &str) -> PyResult<PathBuf> {
-        let resolved = self.base.resolve(path).map_err(Failure::from)?;
+        Ok(self.resolve(path, false)?.1)
+    }
+
+    /// The mount that serves `path` (for writing, with `write`) and the host
+    /// path behind it; raises the refusal that access would meet.
+    #[pyo3(signature = (path, write=false))]
+    fn resolve(&self, path: &str, write: bool) -> PyResult<(String, PathBuf)> {
+        let access = if write { warden_fs::Access::Write } else { warden_fs::Access::Read };
+        let resolved = self.base.resolve_for(path, access).map_err(Failure::from)?;
         let mount = self.base.mounts().iter().find(|m| m.path == resolved.mount).expect("resolved in one of its mounts");
-        Ok(mount.host_root.join(resolved.relative))
+        Ok((resolved.mount.to_string(), mount.host_root.join(resolved.relative)))
     }
 
     /// Runs a command in the OS sandbox (bubblewrap, or the policy's container).

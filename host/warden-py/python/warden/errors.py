@@ -54,6 +54,14 @@ class SandboxPermissionEscalationError(SandboxError, PermissionError):
     """A derived sandbox asked for more than its parent has."""
 
 
+class WriteEscalationError(SandboxPermissionEscalationError, PathNotWritableError):
+    """A derived sandbox asked to write where its parent cannot (a path not writable, too)."""
+
+
+class ReadEscalationError(SandboxPermissionEscalationError, PathNotInSandboxError):
+    """A derived sandbox asked to read where its parent cannot (a path outside its sandbox, too)."""
+
+
 class MountRootError(SandboxError, PermissionError):
     """The operation would remove or replace a mount itself."""
 
