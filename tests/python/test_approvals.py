@@ -126,8 +126,28 @@ def test_an_async_approver_is_awaited_on_the_callers_loop(example: Path) -> None
 
 def test_an_async_approver_from_the_sync_api_runs_on_a_loop_of_its_own(example: Path) -> None:
     async def approver(request: warden.ApprovalRequest) -> str:
-        return "deny"
+        await asyncio.sleep(0)
+        return "once"
 
     sandbox = warden.Sandbox.from_policy(example / "policy.yaml", approver=approver)
-    with pytest.raises(errors.ApprovalDeniedError):
-        sandbox.write("/portfolio/a.md", "x")
+    sandbox.write("/portfolio/a.md", "x")
+    assert (example / "portfolio" / "a.md").read_text() == "x"
+
+
+def test_an_approver_may_use_the_sandbox_it_answers_for(example: Path) -> None:
+    sandbox: warden.Sandbox | None = None
+    seen: list[str] = []
+
+    def approver(request: warden.ApprovalRequest) -> str:
+        assert sandbox is not None
+        # Other operations while this question waits, one of them refused (through the
+        # session, as a question is): neither waits for this one.
+        seen.append(sandbox.read("/portfolio/notes.md"))
+        with pytest.raises(errors.PathNotWritableError):
+            sandbox.write("/pipeline/other.md", "x")
+        return "once"
+
+    sandbox = warden.Sandbox.from_policy(example / "policy.yaml", approver=approver)
+    sandbox.write("/portfolio/a.md", "x")
+    assert seen == [(example / "portfolio" / "notes.md").read_text()]
+    assert (example / "portfolio" / "a.md").read_text() == "x"

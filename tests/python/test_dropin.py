@@ -89,3 +89,27 @@ def test_a_system_folder_cannot_be_mounted(folders: Path) -> None:
     with pytest.raises(errors.PolicyError) as raised:
         Sandbox(SandboxConfig(mounts=[Mount(host_path="/etc", mount_point="/etc", mode="ro")]))
     assert "'/etc' is the system folder /etc or inside it; it cannot be mounted" in str(raised.value)
+
+
+def test_a_stricter_mount_inside_a_writable_one_is_refused(folders: Path) -> None:
+    (folders / "in" / "docs").mkdir()
+    config = SandboxConfig(
+        mounts=[
+            Mount(host_path=folders / "in", mount_point="/", mode="rw"),
+            Mount(host_path=folders / "out", mount_point="/docs", mode="ro"),
+        ]
+    )
+    with pytest.raises(errors.PolicyError) as raised:
+        Sandbox(config)
+    assert str(raised.value).endswith(
+        "the mount at '/docs' is read-only inside a writable mount ('/'); a mount inside another may not be stricter than it"
+    )
+
+
+def test_a_missing_mount_folder_is_made_but_never_through_a_symlink(folders: Path) -> None:
+    os.symlink(folders / "in", folders / "link")
+    with pytest.raises(OSError):
+        Sandbox(SandboxConfig(mounts=[Mount(host_path=folders / "link" / "new", mount_point="/n", mode="rw")]))
+    assert not (folders / "in" / "new").exists()
+    Sandbox(SandboxConfig(mounts=[Mount(host_path=folders / "made" / "deep", mount_point="/n", mode="rw")]))
+    assert (folders / "made" / "deep").is_dir()

@@ -18,7 +18,7 @@ mod write;
 
 pub use error::{Access, Denial, FsError, Op, Result};
 pub use links::{follow_final, Followed};
-pub use list::{Entry, EntryKind};
+pub use list::{DirEntry, Entry, EntryKind};
 pub use read::{ReadOptions, TextRead};
 pub use sandbox::{OpenMount, Resolved, Sandbox};
 pub use stat::Stat;

@@ -17,6 +17,19 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    /// What a directory entry's type is (a symlink as itself).
+    pub fn of(file_type: &cap_std::fs::FileType) -> EntryKind {
+        if file_type.is_dir() {
+            EntryKind::Dir
+        } else if file_type.is_symlink() {
+            EntryKind::Symlink
+        } else if file_type.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        }
+    }
+
     /// `file`, `dir`, `symlink` or `other`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +45,18 @@ impl EntryKind {
 pub struct Entry {
     pub path: VPath,
     pub kind: EntryKind,
+}
+
+/// One entry of a folder, as [`Sandbox::list_dir`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    /// What the entry itself is (a symlink is a `Symlink`).
+    pub kind: EntryKind,
+    /// Whether it is a folder, or a symlink that leads to one inside the sandbox.
+    pub leads_to_dir: bool,
+    /// A regular file's size (through a symlink, its target's).
+    pub size: Option<u64>,
 }
 
 /// A glob for listings. Without a `/` it matches file names at any depth
@@ -75,6 +100,40 @@ impl Sandbox {
         Ok(entries)
     }
 
+    /// The entries of one folder, sorted by name; files the suffix rule
+    /// hides are left out. A symlink that leads out, or round in a loop,
+    /// is listed as what it is, not as a folder.
+    pub fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>> {
+        let vpath = self.parse(path)?;
+        if let Some(children) = self.virtual_children(&vpath) {
+            return Ok(children.into_iter().map(|name| DirEntry { name, kind: EntryKind::Dir, leads_to_dir: true, size: None }).collect());
+        }
+        let target = self.locate_vpath(vpath, Access::Read)?;
+        let fail = |e| io_error(Op::List, &target, e, self);
+        let dir = target.mount.dir.open_dir(target.rel_or_dot()).map_err(fail)?;
+        let mut out = Vec::new();
+        for entry in dir.entries().map_err(fail)? {
+            let entry = entry.map_err(fail)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let file_type = entry.file_type().map_err(fail)?;
+            let kind = EntryKind::of(&file_type);
+            // Through the handle, hop by hop under the suffix rule: a link out, a
+            // loop or a hidden name on the way is no folder, and shows no size.
+            let followed = match crate::links::follow_final(&dir, std::path::Path::new(&name), &target.mount.rules) {
+                Ok(crate::links::Followed::Path(rel)) => dir.metadata(rel).ok(),
+                _ => None,
+            };
+            let leads_to_dir = followed.as_ref().is_some_and(|m| m.is_dir());
+            if !leads_to_dir && !target.mount.rules.allows_name(&name) {
+                continue;
+            }
+            let size = followed.filter(|m| m.is_file()).map(|m| m.len());
+            out.push(DirEntry { name, kind, leads_to_dir, size });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
     /// Lists `folder` (a mount path or below, or a virtual folder above mounts),
     /// matching relative to `base`.
     fn list_below(&self, base: &VPath, folder: &VPath, pattern: Option<&Pattern>) -> Result<Vec<Entry>> {
@@ -106,15 +165,7 @@ impl Walk<'_> {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let file_type = entry.file_type()?;
-            let kind = if file_type.is_dir() {
-                EntryKind::Dir
-            } else if file_type.is_symlink() {
-                EntryKind::Symlink
-            } else if file_type.is_file() {
-                EntryKind::File
-            } else {
-                EntryKind::Other
-            };
+            let kind = EntryKind::of(&file_type);
             if kind != EntryKind::Dir && !self.rules.allows_name(&name) {
                 continue;
             }

@@ -2,6 +2,8 @@
 
 use std::io;
 
+use cap_fs_ext::DirExt;
+
 
 use crate::error::{Denial, FsError, Op, Result};
 use crate::error::Access;
@@ -23,6 +25,29 @@ impl Sandbox {
             self.check_name(&target, name)?;
         }
         target.mount.dir.remove_file(&target.rel).map_err(fail)
+    }
+
+    /// Deletes a file, a symlink (not what it points to), or a folder and
+    /// everything in it. Nothing below a symlink is followed.
+    pub fn delete_all(&self, path: &str) -> Result<()> {
+        let target = self.locate(path, Access::Write)?;
+        if target.is_mount_root() {
+            return Err(FsError::MountRoot { op: Op::Delete, path: target.display() });
+        }
+        let fail = |e| io_error(Op::Delete, &target, e, self);
+        let meta = target.mount.dir.symlink_metadata(&target.rel).map_err(fail)?;
+        if !meta.is_dir() {
+            return self.delete(path);
+        }
+        let dir = target.mount.dir.open_dir_nofollow(&target.rel).map_err(fail)?;
+        if let Some(name) = hidden_name(&dir, &target.mount.rules).map_err(fail)? {
+            return Err(FsError::Unsupported {
+                op: Op::Delete,
+                path: target.display(),
+                why: if name.is_empty() { "it holds more than can be checked" } else { "it holds files this sandbox does not show (by their suffix)" },
+            });
+        }
+        target.mount.dir.remove_dir_all(&target.rel).map_err(fail)
     }
 
     /// Creates a folder and any missing parents; an existing folder is fine.
@@ -107,3 +132,30 @@ impl Sandbox {
     }
 }
 
+
+/// The first name below `dir` (not following symlinks) that `rules` hide;
+/// an empty name when the tree is deeper than is looked into.
+fn hidden_name(dir: &cap_std::fs::Dir, rules: &warden_policy::Rules) -> io::Result<Option<String>> {
+    const DEEPEST: usize = 64;
+    fn walk(dir: &cap_std::fs::Dir, rules: &warden_policy::Rules, depth: usize) -> io::Result<Option<String>> {
+        if depth > DEEPEST {
+            return Ok(Some(String::new()));
+        }
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type()?.is_dir() {
+                if let Some(found) = walk(&dir.open_dir_nofollow(&name)?, rules, depth + 1)? {
+                    return Ok(Some(found));
+                }
+            } else if !rules.allows_name(&name) {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
+    if rules.suffixes.is_none() {
+        return Ok(None);
+    }
+    walk(dir, rules, 0)
+}

@@ -52,6 +52,7 @@ pub fn policy_of_mounts(points: &[MountPoint], file: &Path) -> Result<Policy, Po
         let name = path.components().next().map(str::to_owned);
         mounts.push(Mount { name, path, host_root, rules: point.rules.clone() });
     }
+    refuse_stricter_inside(&mounts, file)?;
     let layout = if mounts.iter().any(|m| m.path.is_root()) { Layout::Root } else { Layout::Named };
     if layout == Layout::Root {
         // Under one root every path parses the same: no mount is reached by name.
@@ -74,4 +75,33 @@ pub fn policy_of_mounts(points: &[MountPoint], file: &Path) -> Result<Policy, Po
         mcp: McpSettings { file_tools: true },
         tools: IndexMap::new(),
     })
+}
+
+/// A mount inside another may not be stricter than it: each access is
+/// served by the narrowest mount that allows it, so a read-only folder (or
+/// one that asks first) inside a writable mount would be written through
+/// the outer mount instead.
+fn refuse_stricter_inside(mounts: &[Mount], file: &Path) -> Result<(), PolicyError> {
+    for (i, inner) in mounts.iter().enumerate() {
+        for outer in mounts.iter().filter(|m| m.path != inner.path && inner.path.starts_with(&m.path)) {
+            let (o, n) = (&outer.rules, &inner.rules);
+            let stricter = if o.writable && !n.writable {
+                Some("read-only inside a writable mount")
+            } else if n.write_approval && !o.write_approval && o.writable {
+                Some("asks before writes inside a mount that does not")
+            } else if n.read_approval && !o.read_approval {
+                Some("asks before reads inside a mount that does not")
+            } else {
+                None
+            };
+            if let Some(why) = stricter {
+                return Err(PolicyError::new(
+                    file,
+                    format!("the mount at '{}' is {why} ('{}'); a mount inside another may not be stricter than it", inner.path, outer.path),
+                )
+                .field(format!("mounts[{i}]")));
+            }
+        }
+    }
+    Ok(())
 }

@@ -313,8 +313,9 @@ fn mount(
     })
 }
 
-/// Resolves a root against the policy's folder, checking it as written and as resolved.
-pub(crate) fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
+/// Checks a root as written, before it exists: not `~`, not a system folder
+/// or one that exposes the host. Returns it made absolute and lexically normal.
+pub fn check_root_as_written(base: &Path, root: &str) -> Result<PathBuf, String> {
     if root.starts_with('~') {
         return Err(format!("'{root}': '~' is not expanded; write the full path or one relative to the policy file"));
     }
@@ -325,6 +326,12 @@ pub(crate) fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
     if let Some(why) = host_exposing(&written) {
         return Err(format!("'{root}' is {why}; it cannot be mounted"));
     }
+    Ok(written)
+}
+
+/// Resolves a root against the policy's folder, checking it as written and as resolved.
+pub(crate) fn resolve_root(base: &Path, root: &str) -> Result<PathBuf, String> {
+    let written = check_root_as_written(base, root)?;
     let resolved = written
         .canonicalize()
         .map_err(|e| format!("'{root}' does not exist or cannot be reached ({})", e.kind()))?;

@@ -29,12 +29,15 @@ pub struct Sandbox {
     /// allows run here, side by side, without the session's lock.
     current: RwLock<Arc<warden_fs::Sandbox>>,
     session: Mutex<ApprovalSession>,
+    /// Nothing under this sandbox can ask a person or write the audit log:
+    /// operations may run on the sandbox in effect directly.
+    pub(crate) quiet: bool,
     pub(crate) shell: crate::shell::Cached,
     pub(crate) components: crate::tools::Components,
 }
 
-/// Locks `mutex`, also after a panic elsewhere (what it guards stays consistent:
-/// every change to it is one assignment).
+/// Locks `mutex`, also after a panic elsewhere: the session's grants for one
+/// operation live on a fork, so a panic midway leaves none behind in it.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -52,7 +55,9 @@ impl Sandbox {
         let dynamic = if dynamic { policy.dynamic_for(worker.as_deref()).cloned() } else { None };
         let session = ApprovalSession::new(base.try_clone()?, dynamic, asks, log, SessionInfo::new(worker.as_deref()));
         let current = Arc::new(session.sandbox()?);
+        let quiet = !session.may_ask_or_log();
         Ok(Sandbox {
+            quiet,
             policy,
             worker,
             approver,
@@ -81,15 +86,33 @@ impl Sandbox {
         Ok(())
     }
 
+    /// A fork of the session, for one operation beside others.
+    pub(crate) fn fork(&self) -> Result<ApprovalSession, Failure> {
+        Ok(self.session().fork(self.approver())?)
+    }
+
+    /// Takes back what the person granted `fork` for the session, if anything.
+    pub(crate) fn adopt(&self, fork: ApprovalSession) -> Result<(), Failure> {
+        let mut session = self.session();
+        let before = session.session_grants().len();
+        session.adopt(fork);
+        if session.session_grants().len() != before {
+            self.refresh(&session)?;
+        }
+        Ok(())
+    }
+
     /// Runs `op` on the sandbox in effect; refused, runs it through the
     /// approval session (which logs the refusal, and may ask and run it again).
     fn run<T: Send>(&self, py: Python<'_>, tool: &str, op: impl Fn(&warden_fs::Sandbox) -> warden_fs::Result<T> + Send + Sync) -> Result<T, Failure> {
         py.detach(|| match op(&self.current()) {
             Err(FsError::Denied(_)) => {
-                let mut session = self.session();
-                let outcome = session.attempt(Some(tool), |sandbox| op(sandbox))?;
-                self.refresh(&session)?;
-                Ok(outcome?)
+                // On a fork: the person is asked without the session's lock held, so other
+                // operations (and an approver that uses this sandbox) go on meanwhile.
+                let mut fork = self.fork()?;
+                let outcome = fork.attempt(Some(tool), |sandbox| op(sandbox));
+                self.adopt(fork)?;
+                Ok(outcome??)
             }
             other => Ok(other?),
         })
@@ -122,6 +145,9 @@ fn mount_points(mounts: Vec<MountArgs>) -> Vec<warden_policy::MountPoint> {
         })
         .collect()
 }
+
+/// One entry of `list_dir`: `(name, kind, leads_to_dir, size)`.
+type DirEntryTuple = (String, &'static str, bool, Option<u64>);
 
 /// Content to write: text (UTF-8) or bytes.
 #[derive(FromPyObject)]
@@ -189,6 +215,27 @@ impl Sandbox {
     #[getter]
     fn worker(&self) -> Option<String> {
         self.worker.clone()
+    }
+
+    /// Whether commands run in a container (`shell: { backend: container }`).
+    #[getter]
+    fn uses_container(&self) -> bool {
+        self.policy.shell.container.is_some()
+    }
+
+    /// `root` (one folder at `/`) or `named` (mounts at `/NAME`, or at their mount points).
+    #[getter]
+    fn layout(&self) -> &'static str {
+        match self.policy.layout {
+            warden_policy::Layout::Root => "root",
+            warden_policy::Layout::Named => "named",
+        }
+    }
+
+    /// The policy's time limit, in seconds, if it sets one.
+    #[getter]
+    fn default_timeout(&self) -> Option<f64> {
+        self.policy.limits.timeout.map(|t| t.as_secs_f64())
     }
 
     /// The policy file (or `<config>` in the base folder of a policy's text).
@@ -319,9 +366,29 @@ impl Sandbox {
     }
 
     /// Runs a command in the OS sandbox (bubblewrap, or the policy's container).
-    #[pyo3(signature = (argv, *, timeout=None, cwd=None))]
-    fn exec(&self, py: Python<'_>, argv: Vec<std::ffi::OsString>, timeout: Option<f64>, cwd: Option<String>) -> PyResult<ExecResult> {
-        Ok(crate::shell::exec(self, py, argv, timeout, cwd)?)
+    /// `cancel`, a `CancelToken`, ends it when cancelled from another thread.
+    #[pyo3(signature = (argv, *, timeout=None, cwd=None, cancel=None))]
+    fn exec(&self, py: Python<'_>, argv: Vec<std::ffi::OsString>, timeout: Option<f64>, cwd: Option<String>, cancel: Option<PyRef<'_, crate::shell::CancelToken>>) -> PyResult<ExecResult> {
+        Ok(crate::shell::exec(self, py, argv, timeout, cwd, cancel.as_deref())?)
+    }
+
+    /// Runs commands in the kept container `name` (see `warden sandbox start`):
+    /// started with the policy's settings when it is not running, unless
+    /// `attach`, when it must be running already.
+    #[pyo3(signature = (name, *, attach=false))]
+    fn keep_container(&self, py: Python<'_>, name: String, attach: bool) -> PyResult<()> {
+        Ok(crate::shell::keep_container(self, py, name, attach)?)
+    }
+
+    /// The entries of one folder: `(name, kind, leads_to_dir, size)` each, by name.
+    fn list_dir(&self, py: Python<'_>, path: &str) -> PyResult<Vec<DirEntryTuple>> {
+        let entries = self.run(py, "list", |s| s.list_dir(path))?;
+        Ok(entries.into_iter().map(|e| (e.name, e.kind.as_str(), e.leads_to_dir, e.size)).collect())
+    }
+
+    /// Deletes a file, a symlink, or a folder with everything in it.
+    fn delete_all(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        Ok(self.run(py, "delete", |s| s.delete_all(path))?)
     }
 
     /// Calls `tool` of the component file `component` with `input` (JSON

@@ -47,6 +47,11 @@ pub(crate) fn effective(base: &Sandbox, grants: &[&Grant]) -> Result<Sandbox> {
                 let writable = m.rules.writable && (grant.access == Access::Write || !m.rules.write_approval);
                 // A folder granted for writing may be one the write is about to create.
                 let dir = if grant.access == Access::Write { ensure_dir(&m.dir, Path::new(rel)) } else { m.dir.open_dir(rel) };
+                // A folder granted for reading that is not there (any more) grants nothing now:
+                // left out, so that one such grant does not break every later operation.
+                if grant.access == Access::Read && dir.as_ref().is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+                    continue;
+                }
                 duplicate(m, dir, grant.dir.host.clone(), grant.dir.path.clone(), writable)?
             }
             None => OpenMount {

@@ -123,6 +123,13 @@ impl ApprovalSession {
         }
     }
 
+    /// Whether an operation under this session can ever ask a person or
+    /// write the audit log. When it cannot, running the operation directly on
+    /// [`ApprovalSession::sandbox`] does exactly what [`ApprovalSession::attempt`] would.
+    pub fn may_ask_or_log(&self) -> bool {
+        self.audit.is_some() || self.dynamic.is_some() || self.base.mounts().iter().any(|m| m.rules.read_approval || m.rules.write_approval)
+    }
+
     /// The sandbox in effect now: approval rules applied, grants added.
     pub fn sandbox(&self) -> Result<Sandbox> {
         let grants: Vec<&Grant> = self.session_grants.iter().chain(&self.once_grants).collect();

@@ -35,3 +35,9 @@ def synchronous(approver: Callable[[Any], Any] | None) -> Callable[[Any], Any] |
 
 async def _awaited(answer: Any) -> Any:
     return await answer
+
+
+def on_this_thread(loop: asyncio.AbstractEventLoop | None, function: Callable[..., Any], *args: Any) -> Any:
+    """Calls ``function`` on a worker thread, with ``loop`` as the caller's (for an async approver)."""
+    caller_loop.set(loop)
+    return function(*args)

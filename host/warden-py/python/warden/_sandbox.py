@@ -196,7 +196,9 @@ class Sandbox:
         sandbox's mounts. ``limits`` over the policy's: ``memory`` (``"64MiB"``),
         ``timeout`` (``"2s"`` or seconds), ``fuel``, ``output``."""
         text = input if isinstance(input, str) else json.dumps(input)
-        given = dict(limits or {})
+        if not limits:
+            return self._native.call_tool(os.fspath(component), tool, text)
+        given = dict(limits)
         unknown = sorted(set(given) - set(_LIMIT_KEYS))
         if unknown:
             raise TypeError(f"unknown limits {', '.join(unknown)}; the limits are {', '.join(_LIMIT_KEYS)}")

@@ -174,5 +174,9 @@ class CommandStartError(CommandError, OSError):
     """The command (or its container) could not be started."""
 
 
+class SandboxGoneError(CommandError):
+    """The kept sandbox named is not running (stopped, removed, or its engine gone)."""
+
+
 class CommandPolicyError(CommandError, ValueError):
     """The policy or the request does not allow the command to be run (e.g. a mount that asks first)."""

@@ -32,6 +32,11 @@ def __getattr__(name: str) -> Any:
         from ._approvable import ApprovableFileSystemToolset
 
         return ApprovableFileSystemToolset
+    if name == "WardenWorkspace":
+        # pydantic_ai.workspaces: pydantic-ai-slim 2.68 or later.
+        from ._workspace import WardenWorkspace
+
+        return WardenWorkspace
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -50,4 +55,5 @@ __all__ = [
     "SandboxError",
     "SandboxPermissionEscalationError",
     "SuffixNotAllowedError",
+    "WardenWorkspace",
 ]

@@ -50,7 +50,9 @@ class Sandbox:
                 raise ValueError(f"Duplicate mount point: {mount.mount_point!r}")
             seen.add(mount.mount_point)
         for mount in config.mounts:
-            self._host_folder(mount).mkdir(parents=True, exist_ok=True)
+            # As the reference, a missing folder is made: once Warden says it may be mounted,
+            # one folder at a time, never through a symlink.
+            _make_folder(os.fspath(_native.check_root(str(self._base_path), os.fspath(mount.host_path))))
         enforce = approver is not None
         mounts = [
             (
@@ -201,6 +203,24 @@ class Sandbox:
 
     def __repr__(self) -> str:
         return f"<warden.pydantic_ai.Sandbox readable={self.readable_roots} writable={self.writable_roots}>"
+
+
+def _make_folder(path: str) -> None:
+    """``mkdir -p`` of an absolute path without following a symlink on the way."""
+    parts = [p for p in path.split("/") if p]
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in parts:
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            following = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = following
+    finally:
+        os.close(fd)
 
 
 def _within(path: str, folder: str) -> bool:

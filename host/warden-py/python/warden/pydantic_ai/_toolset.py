@@ -5,16 +5,19 @@ toolset's own messages (results, missing files, edits) are the reference's."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Literal, Optional
 
+import anyio.to_thread
 from pydantic import BaseModel, Field, TypeAdapter
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from .. import errors
+from .._approve import on_this_thread
 from ._config import Mount, SandboxConfig
 from ._sandbox import Sandbox
 
@@ -272,7 +275,8 @@ class FileSystemToolset(AbstractToolset[Any]):
         if known is None:
             raise ValueError(f"Unknown tool: {name}")
         args = tool_args if isinstance(tool_args, known.args) else known.args(**tool_args)
-        return known.run(self, args)
+        # Off the event loop: a read, a write or a person's answer does not hold the agent up.
+        return await anyio.to_thread.run_sync(on_this_thread, asyncio.get_running_loop(), known.run, self, args)
 
 
 def _checked_pattern(pattern: str) -> str:
