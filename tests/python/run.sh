@@ -15,6 +15,16 @@ bash "$repo/host/warden-py/build-wheel.sh" --dev
 wheel=$(ls "$repo"/target/wheels/warden_sandbox-*.whl)
 
 python3 -m venv --clear "$venv"
+# The wheel's platform tag is one its symbols allow (auditwheel, as a release would check it).
+"$venv/bin/pip" install --quiet --disable-pip-version-check auditwheel==6.8.2
+audit=$("$venv/bin/auditwheel" show "$wheel")
+if ! grep -q 'consistent with the following platform tag: "manylinux_2_[0-9]*_x86_64"' <<<"$audit" ||
+    ! grep -q "$(basename "$wheel" | sed -E 's/.*-(manylinux_2_[0-9]+_x86_64)\.whl/\1/')" <<<"$audit"; then
+    echo "tests/python/run.sh: auditwheel does not find the wheel's tag manylinux-consistent:" >&2
+    echo "$audit" >&2
+    exit 1
+fi
+echo "auditwheel: $(basename "$wheel") is consistent with its manylinux tag"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" -r "$here/requirements.txt"
 # It names the whole pydantic-ai (every model provider) where pydantic-ai-slim, installed above, is what it
 # uses. 0.8.0: the reference tests import its ApprovalController, which 0.9.0 removed.
