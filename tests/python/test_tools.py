@@ -71,3 +71,50 @@ def test_a_missing_component(sandbox: warden.Sandbox, tmp_path: Path) -> None:
     with pytest.raises(errors.ToolLoadError) as raised:
         sandbox.call_tool(tmp_path / "none.wasm", "x", {})
     assert str(raised.value).startswith(f"cannot load {tmp_path / 'none.wasm'}: ")
+
+
+def test_a_tool_write_is_asked_and_runs_again_once_allowed(example: Path, component) -> None:
+    asked: list[str] = []
+
+    def approver(request: warden.ApprovalRequest) -> str:
+        asked.append(f"{request.tool}: {request.access} {request.path}")
+        return "once"
+
+    sandbox = warden.Sandbox.from_policy(example / "policy.yaml", approver=approver)
+    sandbox.call_tool(component("textkit.wasm"), "report", {"source": "/portfolio", "output": "/portfolio/drafts/r.md"})
+    assert asked == ["textkit.wasm report: write /portfolio/drafts/r.md"]
+    assert (example / "portfolio" / "drafts" / "r.md").read_text().startswith("#")
+
+
+def test_a_tool_write_declined_is_refused_in_the_sandbox_words(example: Path, component) -> None:
+    sandbox = warden.Sandbox.from_policy(example / "policy.yaml", approver=lambda request: "deny")
+    with pytest.raises(errors.ToolDeniedError) as raised:
+        sandbox.call_tool(component("textkit.wasm"), "report", {"source": "/portfolio", "output": "/portfolio/drafts/r.md"})
+    assert str(raised.value) == "Cannot write to '/portfolio/drafts/r.md': the user declined access.\nWritable paths: none"
+    assert not (example / "portfolio" / "drafts" / "r.md").exists()
+
+
+def test_threads_asking_at_once_get_their_own_answers(example: Path) -> None:
+    import threading
+
+    def approver(request: warden.ApprovalRequest) -> str:
+        return "once" if request.path.endswith("yes.md") else "deny"
+
+    sandbox = warden.Sandbox.from_policy(example / "policy.yaml", approver=approver)
+    outcomes: dict[str, str] = {}
+
+    def write(name: str) -> None:
+        try:
+            sandbox.write(f"/portfolio/{name}", name)
+            outcomes[name] = "written"
+        except errors.ApprovalDeniedError:
+            outcomes[name] = "denied"
+
+    threads = [threading.Thread(target=write, args=(f"{n}-{kind}.md",)) for n in range(8) for kind in ("yes", "no")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(outcome == ("written" if name.endswith("yes.md") else "denied") for name, outcome in outcomes.items())
+    assert len(outcomes) == 16
+    assert sorted(p.name for p in (example / "portfolio").glob("*-*.md")) == sorted(f"{n}-yes.md" for n in range(8))
