@@ -96,3 +96,15 @@ step fs --policy "$policy" --worker analyzer read /portfolio/notes.md
 # An agent's view: the official Python MCP SDK drives `warden mcp` over stdio.
 printf '\n$ warden mcp --policy %s   (driven by the Python MCP SDK; an approval asked of the person)\n' "$policy"
 "$repo/.tools/py/bin/python" "$repo/policies/mcp_demo.py" "$warden" "$policy"
+
+# From Python: the wheel (the library and the `warden` command) in a virtual environment of its own.
+printf '\n$ pip install warden-sandbox (the wheel, built here), then python policies/python_demo.py\n'
+if ! bash "$repo/host/warden-py/build-wheel.sh" --dev >"$scratch/wheel.log" 2>&1; then
+    cat "$scratch/wheel.log" >&2
+    echo "demo: building the Python wheel failed (see above)" >&2
+    exit 1
+fi
+python3 -m venv --clear "$scratch/venv"
+"$scratch/venv/bin/pip" install --quiet --disable-pip-version-check "$repo"/target/wheels/warden_sandbox-*.whl
+"$scratch/venv/bin/warden" --version
+"$scratch/venv/bin/python" "$repo/policies/python_demo.py" "$scratch/example" "$guests"

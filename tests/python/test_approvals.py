@@ -33,7 +33,7 @@ def test_the_approver_gets_the_question_and_a_denial_is_declined(example: Path) 
     [request] = approver.asked
     host = example / "portfolio" / "reports" / "q9.md"
     assert request.question == (
-        f"write asks to write /portfolio/reports/q9.md (host path {host}), "
+        f"sandbox.write asks to write /portfolio/reports/q9.md (host path {host}), "
         "because the policy asks for approval of this access to /portfolio. Allow it?"
     )
     assert (request.access, request.path, request.folders) == ("write", "/portfolio/reports/q9.md", ["/portfolio/reports", "/portfolio"])

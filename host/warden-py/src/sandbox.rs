@@ -110,7 +110,9 @@ impl Sandbox {
                 // On a fork: the person is asked without the session's lock held, so other
                 // operations (and an approver that uses this sandbox) go on meanwhile.
                 let mut fork = self.fork()?;
-                let outcome = fork.attempt(Some(tool), |sandbox| op(sandbox));
+                // As the person reads it: "sandbox.write asks to write /portfolio/x.md ...".
+                let label = format!("sandbox.{tool}");
+                let outcome = fork.attempt(Some(&label), |sandbox| op(sandbox));
                 self.adopt(fork)?;
                 Ok(outcome??)
             }
