@@ -48,10 +48,7 @@ impl Sandbox {
             Some(path) => Some(AuditLog::open(path).map_err(|e| Failure::Named("AuditLogError", format!("cannot open the audit log {}: {e}", path.display())))?),
             None => None,
         };
-        let asks: Box<dyn Approver> = match &approver {
-            Some(approver) => Box::new(approver.clone()),
-            None => Box::new(DenyAll),
-        };
+        let asks = approver_of(&approver);
         let dynamic = if dynamic { policy.dynamic_for(worker.as_deref()).cloned() } else { None };
         let session = ApprovalSession::new(base.try_clone()?, dynamic, asks, log, SessionInfo::new(worker.as_deref()));
         let current = Arc::new(session.sandbox()?);
@@ -126,10 +123,15 @@ impl Sandbox {
     }
 
     pub(crate) fn approver(&self) -> Box<dyn Approver> {
-        match &self.approver {
-            Some(approver) => Box::new(approver.clone()),
-            None => Box::new(DenyAll),
-        }
+        approver_of(&self.approver)
+    }
+}
+
+/// Who answers: the Python approver, or nobody.
+fn approver_of(approver: &Option<PyApprover>) -> Box<dyn Approver> {
+    match approver {
+        Some(approver) => Box::new(approver.clone()),
+        None => Box::new(DenyAll),
     }
 }
 

@@ -102,7 +102,6 @@ pub fn call(sandbox: &Sandbox, py: Python<'_>, component: &Path, tool: &str, inp
         limits: RunLimits::resolve(policy.limits.overridden_by(given), false),
         ..RunConfig::default()
     };
-    let label = format!("{} {tool}", component.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
     py.detach(|| {
         let runtime = runtime()?;
         let loaded = sandbox.components.load(&runtime, component)?;
@@ -112,6 +111,7 @@ pub fn call(sandbox: &Sandbox, py: Python<'_>, component: &Path, tool: &str, inp
             runtime.call(&loaded, &config, tool, input)?
         } else {
             // Beside other calls: a fork of the session, whose session grants come back after.
+            let label = format!("{} {tool}", component.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
             let mut fork = sandbox.fork()?;
             let outcome = call_approved(&runtime, &loaded, &mut config, &mut fork, &label, tool, input);
             sandbox.adopt(fork)?;

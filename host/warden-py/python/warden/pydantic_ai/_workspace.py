@@ -251,11 +251,7 @@ def _make_dir(sandbox: Sandbox, virtual: str) -> None:
     try:
         sandbox.mkdir(virtual)
     except errors.NotAFolderError:
-        try:
-            is_file = sandbox.stat(virtual).kind != "dir"
-        except OSError:
-            raise
-        if is_file:
+        if sandbox.stat(virtual).kind != "dir":
             raise errors.AlreadyExistsError(f"Cannot create folder '{virtual}': a file is there.") from None
         raise
 
