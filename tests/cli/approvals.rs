@@ -37,11 +37,16 @@ fn audit(f: &Fixture) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-/// `warden fs ARGS` on a terminal.
-fn at_terminal(f: &Fixture, args: &[&str]) -> Terminal {
+/// `warden fs ARGS` on the fixture's policy.
+fn warden_fs(f: &Fixture, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
     command.arg("fs").arg("--policy").arg(f.path("policy.yaml")).args(args);
-    Terminal::spawn(command)
+    command
+}
+
+/// `warden fs ARGS` on a terminal.
+fn at_terminal(f: &Fixture, args: &[&str]) -> Terminal {
+    Terminal::spawn(warden_fs(f, args))
 }
 
 fn fields(record: &Value, names: &[&str]) -> Vec<Value> {
@@ -111,6 +116,21 @@ fn any_other_key_asks_again_and_end_of_input_denies() {
     let (status, screen) = t.finish();
     assert_eq!(status, 3, "{screen}");
     assert_eq!(screen.matches("[o] allow once").count(), 2, "{screen}");
+    assert_eq!(std::fs::read_to_string(f.path("data/a.md")).unwrap(), "hello");
+}
+
+#[test]
+fn a_key_typed_before_the_question_is_shown_never_answers_it() {
+    let f = fixture();
+    let edit = warden_fs(&f, &["edit", "/data/a.md", "--old", "hello", "--new", "bye"]);
+    let mut t = Terminal::spawn_after_typing(edit, "s");
+    t.expect("[d] deny");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!t.screen().contains("allowed"), "{}", t.screen());
+    t.press("d");
+    let (status, screen) = t.finish();
+    assert_eq!(status, 3, "{screen}");
+    assert_eq!(screen.matches("[o] allow once").count(), 1, "{screen}");
     assert_eq!(std::fs::read_to_string(f.path("data/a.md")).unwrap(), "hello");
 }
 

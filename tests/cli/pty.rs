@@ -21,7 +21,12 @@ pub struct Terminal {
 
 impl Terminal {
     /// Starts `command` in its own session with a terminal as stdin, stdout and stderr.
-    pub fn spawn(mut command: Command) -> Terminal {
+    pub fn spawn(command: Command) -> Terminal {
+        Terminal::spawn_after_typing(command, "")
+    }
+
+    /// As `spawn`, with `keys` typed into the terminal before the command starts.
+    pub fn spawn_after_typing(mut command: Command, keys: &str) -> Terminal {
         let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
         grantpt(&master).unwrap();
         unlockpt(&master).unwrap();
@@ -32,6 +37,8 @@ impl Terminal {
             .custom_flags(OFlags::NOCTTY.bits() as i32)
             .open(OsStr::from_bytes(name.as_bytes()))
             .unwrap();
+        let mut master = File::from(master);
+        master.write_all(keys.as_bytes()).unwrap();
         command.stdin(slave.try_clone().unwrap()).stdout(slave.try_clone().unwrap()).stderr(slave);
         // SAFETY: setsid is async-signal-safe; it detaches the child from our terminal, if any.
         unsafe {
@@ -39,7 +46,6 @@ impl Terminal {
         }
         let child = command.spawn().unwrap();
         drop(command);
-        let master = File::from(master);
         let screen = Arc::new(Mutex::new(Vec::new()));
         let (mut reader, sink) = (master.try_clone().unwrap(), screen.clone());
         std::thread::spawn(move || {

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use rustix::termios::{tcgetattr, tcsetattr, OptionalActions};
+use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 use warden_console::{Heard, LocalConsole, NewQuestion};
 use warden_fs::approval::{Answer, Approver, Request, Scope};
 
@@ -38,6 +38,8 @@ enum Input {
 impl Approver for TerminalApprover {
     fn decide(&mut self, request: &Request) -> Answer {
         self.via = None;
+        // Before the question is shown: a key pressed as soon as it appears is one key, never a line.
+        let _keys = KeyMode::enter();
         let mut err = std::io::stderr().lock();
         let access = request.access.as_str();
         let tool = request.tool.as_deref().unwrap_or("a tool");
@@ -116,32 +118,53 @@ fn said(answer: Answer) -> &'static str {
     }
 }
 
-/// One key from stdin, without waiting for Enter, or the console's word,
-/// whichever comes first.
+/// The terminal delivering single keys, unechoed, Ctrl-C and Ctrl-D as bytes,
+/// for as long as it lives; output is still translated, so lines stay lines.
+/// Held for the whole question: a key typed between two prompts must not meet
+/// a line-editing terminal, which would turn Ctrl-D into a buffered end of line.
+struct KeyMode {
+    saved: Option<Termios>,
+}
+
+impl KeyMode {
+    fn enter() -> KeyMode {
+        let stdin = std::io::stdin();
+        let saved = tcgetattr(stdin.as_fd()).ok();
+        if let Some(saved) = &saved {
+            let mut keys = saved.clone();
+            keys.local_modes -= LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG | LocalModes::IEXTEN;
+            keys.special_codes[SpecialCodeIndex::VMIN] = 1;
+            keys.special_codes[SpecialCodeIndex::VTIME] = 0;
+            // Flush: keys typed before the question was shown never answer it.
+            let _ = tcsetattr(stdin.as_fd(), OptionalActions::Flush, &keys);
+        }
+        KeyMode { saved }
+    }
+}
+
+impl Drop for KeyMode {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.saved {
+            let _ = tcsetattr(std::io::stdin().as_fd(), OptionalActions::Now, saved);
+        }
+    }
+}
+
+/// One key from stdin, or the console's word, whichever comes first.
 fn read_key(console: Option<&LocalConsole>) -> Input {
     let stdin = std::io::stdin();
-    let saved = tcgetattr(stdin.as_fd()).ok();
-    if let Some(saved) = &saved {
-        let mut raw = saved.clone();
-        raw.make_raw();
-        let _ = tcsetattr(stdin.as_fd(), OptionalActions::Now, &raw);
-    }
-    let input = loop {
-        let Some(console) = console else { break Input::Key(one_key()) };
+    loop {
+        let Some(console) = console else { return Input::Key(one_key()) };
         let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
         let wait = Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
         if poll(&mut fds, Some(&wait)).is_ok_and(|n| n > 0) {
-            break Input::Key(one_key());
+            return Input::Key(one_key());
         }
         match console.heard(Duration::ZERO) {
             Heard::Waiting => {}
-            heard => break Input::Console(heard),
+            heard => return Input::Console(heard),
         }
-    };
-    if let Some(saved) = &saved {
-        let _ = tcsetattr(stdin.as_fd(), OptionalActions::Now, saved);
     }
-    input
 }
 
 fn one_key() -> Option<u8> {
