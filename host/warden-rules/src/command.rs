@@ -1,0 +1,66 @@
+//! A command as the rules see it: words known exactly, and words that a
+//! shell would only know when it runs (an expansion, a glob).
+
+/// One word of a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Token {
+    /// Known exactly: a word with its quotes and escapes taken away.
+    Word(String),
+    /// Known only when the command runs (`$X`, `*.md`, `{a,b}`): it may stand for
+    /// any words, any number of them, so nothing after it is known either.
+    Unknown(String),
+}
+
+impl Token {
+    pub fn word(&self) -> Option<&str> {
+        match self {
+            Token::Word(w) => Some(w),
+            Token::Unknown(_) => None,
+        }
+    }
+
+    /// The word as it was written, or as it is known.
+    pub fn shown(&self) -> &str {
+        match self {
+            Token::Word(w) | Token::Unknown(w) => w,
+        }
+    }
+}
+
+/// A simple command, its wrappers seen through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub tokens: Vec<Token>,
+    /// The program was named by a path outside the system folders (`./git`):
+    /// it may be the program its name says, or anything.
+    pub program_by_path: bool,
+    /// Run through `sudo` or `doas`: never allowed without a person.
+    pub elevated: bool,
+    /// The wrappers seen through, outermost first (`env`, `timeout`, `git -C`).
+    pub seen_through: Vec<String>,
+}
+
+impl Command {
+    pub fn of_words<S: AsRef<str>>(words: &[S]) -> Command {
+        Command {
+            tokens: words.iter().map(|w| Token::Word(w.as_ref().to_owned())).collect(),
+            program_by_path: false,
+            elevated: false,
+            seen_through: Vec::new(),
+        }
+    }
+
+    /// The words, shell-quoted where needed, unknown ones as written.
+    pub fn shown(&self) -> String {
+        self.tokens.iter().map(|t| match t {
+            Token::Word(w) => quoted(w),
+            Token::Unknown(w) => w.clone(),
+        }).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// `word` as a shell would read it back: bare when safe, else single-quoted.
+pub fn quoted(word: &str) -> String {
+    let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+    if safe { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
+}

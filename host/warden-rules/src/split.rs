@@ -1,0 +1,92 @@
+//! A command line or script split into the commands the rules judge.
+
+use crate::command::{Command, Token};
+
+/// How deep `bash -c 'sh -c "..."'` and `eval` may nest before the rest is unparsed.
+pub const MAX_DEPTH: usize = 8;
+
+/// A simple command as the script wrote it.
+#[derive(Debug, Default)]
+pub struct RawCommand {
+    /// `NAME=VALUE` words before the program.
+    pub assignments: Vec<String>,
+    pub tokens: Vec<Token>,
+}
+
+/// Whether a part is a command of its own or a wrapper around one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// Judged by the rules, and by `unmatched` when none names it.
+    Command,
+    /// `env`, `timeout`, `bash -c`, `xargs`...: the command inside is judged;
+    /// the wrapper only by rules that name it.
+    Wrapper,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub command: Command,
+    pub layer: Layer,
+}
+
+/// The commands found, and why any of the script could not be read.
+#[derive(Debug, Default)]
+pub struct Split {
+    pub parts: Vec<Part>,
+    pub unparsed: Vec<String>,
+    /// What the commands being split now run inside: wrappers, `sudo`.
+    inside: Vec<String>,
+    elevated: bool,
+}
+
+impl Split {
+    pub fn of_argv<S: AsRef<str>>(argv: &[S]) -> Split {
+        let mut split = Split::default();
+        let tokens = argv.iter().map(|w| Token::Word(w.as_ref().to_owned())).collect();
+        split.command(RawCommand { assignments: Vec::new(), tokens }, 0);
+        split
+    }
+
+    pub fn of_script(script: &str) -> Split {
+        let mut split = Split::default();
+        crate::script::split_script(script, 0, &mut split);
+        split
+    }
+
+    pub fn unparsed(&mut self, reason: String) {
+        if !self.unparsed.contains(&reason) {
+            self.unparsed.push(reason);
+        }
+    }
+
+    /// Adds `raw`, seen through its wrappers.
+    pub fn command(&mut self, raw: RawCommand, depth: usize) {
+        let mut command = Command {
+            tokens: raw.tokens,
+            program_by_path: false,
+            elevated: self.elevated,
+            seen_through: self.inside.clone(),
+        };
+        command.seen_through.extend(raw.assignments);
+        if command.tokens.is_empty() {
+            return;
+        }
+        crate::unwrap::see_through(command, depth, self);
+    }
+
+    pub fn push(&mut self, command: Command, layer: Layer) {
+        self.parts.push(Part { command, layer });
+    }
+
+    /// Splits `script`, run by `outer`, with what `outer` runs inside.
+    pub fn nested_script(&mut self, script: &str, outer: &Command, depth: usize) {
+        if depth >= MAX_DEPTH {
+            return self.unparsed(format!("scripts nested more than {MAX_DEPTH} deep"));
+        }
+        let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated);
+        self.inside.push(outer.shown());
+        self.elevated = outer.elevated;
+        crate::script::split_script(script, depth + 1, self);
+        (self.inside, self.elevated) = saved;
+    }
+}
