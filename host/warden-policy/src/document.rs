@@ -286,6 +286,130 @@ pub struct ShellSpec {
     /// The container of `backend: container`.
     #[serde(default)]
     pub container: Option<ContainerSpec>,
+    /// Command rules, checked before a command runs: each a mapping with `prefix` and
+    /// `decision` (`allow`, `ask` or `forbid`), or Claude Code's `"Bash(npm test:*)"`, read
+    /// as `allow`. The strictest decision of every matching rule wins.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RuleEntry>>")]
+    pub rules: Option<Vec<Spanned<RuleEntry>>>,
+    /// A command no rule names: `allow` (default), `ask` or `forbid`.
+    #[serde(default)]
+    #[schemars(with = "Option<DecisionSpec>")]
+    pub unmatched: Option<Spanned<DecisionSpec>>,
+    /// A script Warden cannot split safely (substitutions, control flow, code given
+    /// to an interpreter): `ask` (default), `forbid`, or `allow`.
+    #[serde(default)]
+    #[schemars(with = "Option<DecisionSpec>")]
+    pub unparsed: Option<Spanned<DecisionSpec>>,
+}
+
+/// A worker's own command rules, on top of the program's: they can only be stricter.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerShellSpec {
+    /// More rules, as in `sandbox.shell.rules`; a grant lies within what the program's could give.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<RuleEntry>>")]
+    pub rules: Option<Vec<Spanned<RuleEntry>>>,
+    /// As strict as the program's, or stricter.
+    #[serde(default)]
+    #[schemars(with = "Option<DecisionSpec>")]
+    pub unmatched: Option<Spanned<DecisionSpec>>,
+    /// As strict as the program's, or stricter.
+    #[serde(default)]
+    #[schemars(with = "Option<DecisionSpec>")]
+    pub unparsed: Option<Spanned<DecisionSpec>>,
+}
+
+/// What a command rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionSpec {
+    /// Runs.
+    Allow,
+    /// Runs once a person approves (once, or the rule's prefix for the session).
+    Ask,
+    /// Refused before anything runs, with the justification.
+    Forbid,
+}
+
+/// A command rule, or Claude Code's `Bash(PREFIX:*)` / `Bash(COMMAND)` as an `allow` rule.
+#[derive(Debug, JsonSchema)]
+#[serde(untagged)]
+pub enum RuleEntry {
+    Claude(String),
+    Rule(RuleSpec),
+}
+
+/// By hand rather than `untagged`, so that an error inside a rule keeps its own words.
+impl<'de> Deserialize<'de> for RuleEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = RuleEntry;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rule `{ prefix: [...], decision: ... }` or a string `Bash(PREFIX:*)`")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<RuleEntry, E> {
+                Ok(RuleEntry::Claude(text.to_owned()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RuleEntry, A::Error> {
+                RuleSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(RuleEntry::Rule)
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
+}
+
+/// One command rule.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// The words a command starts with; a position may list alternatives: `[git, [status, diff]]`.
+    pub prefix: Vec<PrefixWord>,
+    pub decision: DecisionSpec,
+    /// Why, shown to the person asked and in a refusal.
+    #[serde(default)]
+    pub justification: Option<String>,
+    /// What a command this rule lets run gets beyond the sandbox, for that command only.
+    #[serde(default)]
+    pub grant: Option<GrantSpec>,
+    /// Commands this rule must match, checked when the policy loads: a script
+    /// (`"git push origin main"`) or an argv (`[git, push]`).
+    #[serde(default, rename = "match")]
+    pub examples: Vec<Example>,
+    /// Commands this rule must not match, checked when the policy loads.
+    #[serde(default)]
+    pub not_match: Vec<Example>,
+}
+
+/// One position of a prefix: a word, or the words it may be.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PrefixWord {
+    One(String),
+    Any(Vec<String>),
+}
+
+/// An example command: a script, or an argv.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Example {
+    Script(String),
+    Argv(Vec<String>),
+}
+
+/// A rule's grant.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrantSpec {
+    /// Network for the command: `true`, or `{ allow: [HOST:PORT, ...] }` added to the sandbox's.
+    #[serde(default)]
+    #[schemars(with = "Option<NetworkSpec>")]
+    pub network: Option<Spanned<NetworkSpec>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -377,4 +501,8 @@ pub struct WorkerSpec {
     #[serde(default)]
     #[schemars(with = "Option<NetworkSpec>")]
     pub network: Option<Spanned<NetworkSpec>>,
+    /// The worker's own command rules, on top of the program's.
+    #[serde(default)]
+    #[schemars(with = "Option<WorkerShellSpec>")]
+    pub shell: Option<Spanned<WorkerShellSpec>>,
 }

@@ -4,6 +4,7 @@
 //! holds the two pure pieces of the rules language that every runtime shares:
 //! virtual paths ([`VPath`]) and derivation ([`plan_derive`]).
 
+mod command_rules;
 mod derive;
 mod dir_flags;
 mod dynamic;
@@ -19,6 +20,7 @@ mod vpath;
 
 use std::path::Path;
 
+pub use command_rules::CommandRules;
 pub use derive::{
     list_paths, plan_derive, Access, Area, DeriveError, DeriveRequest, EntryList, EntryLookup,
     SandboxPermissionEscalationError,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
+use crate::command_rules::CommandRules;
 use crate::derive::{Area, DeriveError, DeriveRequest};
 use crate::document::{AskVia, EngineChoice};
 use crate::dynamic::Dynamic;
@@ -133,6 +134,8 @@ pub struct Shell {
     pub allow_unix_sockets: bool,
     /// `backend: container`: commands run in this container, not under bubblewrap.
     pub container: Option<ContainerSettings>,
+    /// Command rules; `None`: every command runs, as the OS sandbox allows.
+    pub rules: Option<CommandRules>,
 }
 
 impl Default for Shell {
@@ -144,6 +147,7 @@ impl Default for Shell {
             max_output_bytes: 1 << 20,
             allow_unix_sockets: false,
             container: None,
+            rules: None,
         }
     }
 }
@@ -179,6 +183,8 @@ pub struct Worker {
     pub network: Network,
     /// Where the worker is defined in the policy file (1-based line and column).
     pub location: Option<(u64, u64)>,
+    /// The program's command rules with the worker's own on top.
+    pub rules: Option<CommandRules>,
 }
 
 impl Policy {
@@ -195,6 +201,14 @@ impl Policy {
         match worker.and_then(|name| self.workers.get(name)) {
             Some(w) => &w.network,
             None => &self.network,
+        }
+    }
+
+    /// The command rules of `worker`, or of the program when `None`.
+    pub fn command_rules_for(&self, worker: Option<&str>) -> Option<&CommandRules> {
+        match worker.and_then(|name| self.workers.get(name)) {
+            Some(w) => w.rules.as_ref(),
+            None => self.shell.rules.as_ref(),
         }
     }
 

@@ -8,6 +8,7 @@ use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest, EntryLookup, SandboxPermissionEscalationError};
 use crate::document::{DynamicSpec, Mode, MountSpec, NetworkSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
+use crate::command_rules::{program_rules, worker_rules, Written};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
@@ -62,10 +63,15 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
             .validate()
             .map_err(|(field, m)| err(m).field(format!("sandbox.limits.{field}")).at(&spec.referenced))?,
     };
-    let shell = match &sandbox.shell {
+    let mut shell = match &sandbox.shell {
         None => Shell::default(),
         Some(spec) => shell(&spec.value, base).map_err(|(field, m)| err(m).field(format!("sandbox.shell.{field}")).at(&spec.referenced))?,
     };
+    if let Some(spec) = &sandbox.shell {
+        let s = &spec.value;
+        let written = Written { rules: s.rules.as_deref(), unmatched: s.unmatched.as_ref(), unparsed: s.unparsed.as_ref(), field: "sandbox.shell".into() };
+        shell.rules = program_rules(file, &written)?;
+    }
     for name in sandbox.env.keys() {
         check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
     }
@@ -163,7 +169,7 @@ fn dynamic_ceiling(base: &Path, spec: &DynamicSpec) -> Result<Option<Dynamic>, S
 }
 
 /// The network of `spec`; an unusable entry is an error with the entry's own place, where known.
-fn network(spec: &NetworkSpec) -> Result<Network, (String, Option<serde_saphyr::Location>)> {
+pub(crate) fn network(spec: &NetworkSpec) -> Result<Network, (String, Option<serde_saphyr::Location>)> {
     match spec {
         NetworkSpec::Enabled(false) => Ok(Network::Off),
         NetworkSpec::Enabled(true) => Ok(Network::Full),
@@ -196,6 +202,7 @@ fn shell(spec: &ShellSpec, base: &Path) -> Result<Shell, (&'static str, String)>
         max_output_bytes,
         allow_unix_sockets: spec.allow_unix_sockets,
         container: container(spec, base)?,
+        rules: None,
     })
 }
 
@@ -424,7 +431,19 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
             network
         }
     };
-    let worker = Worker { name: name.to_owned(), request, dynamic, location, network };
+    let rules = match &s.shell {
+        None => policy.shell.rules.clone(),
+        Some(spec) => {
+            let w = &spec.value;
+            let field = format!("workers.{name}.shell");
+            let written = Written { rules: w.rules.as_deref(), unmatched: w.unmatched.as_ref(), unparsed: w.unparsed.as_ref(), field };
+            // A worker's grant lies within what the program's network and rules could give.
+            let program = policy.shell.rules.as_ref();
+            let ceiling = program.into_iter().flat_map(|r| r.grants.iter().flatten()).fold(policy.network.clone(), |n, g| n.widened_by(g));
+            worker_rules(&policy.file, program, &written, name, &ceiling)?
+        }
+    };
+    let worker = Worker { name: name.to_owned(), request, dynamic, location, network, rules };
     // Lexical here; the filesystem crate looks the entries up on the host when it derives.
     policy
         .with_namespace(|ns| plan_derive(&policy.areas(), ns, &worker.request, |p, _| EntryLookup::Grants(p.clone())))

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::command::Token;
 use crate::decision::Decision;
-use crate::rule::{Match, Rule};
+use crate::rule::Rule;
 use crate::split::{Layer, Split};
 
 /// A policy's rules, with what happens to commands no rule names and to
@@ -107,14 +107,7 @@ impl RuleSet {
             let mut strictest: Option<Decision> = None;
             for index in self.candidates(part.command.tokens.first()) {
                 let rule = &self.rules[index];
-                let decided = match rule.matches(&part.command) {
-                    Match::Surely => Some(rule.decision),
-                    // A word known only when it runs may make it match: never
-                    // allowed by the rule, and a person, who sees the command
-                    // as written, decides whether it is what the rule forbids.
-                    Match::Possibly if rule.decision != Decision::Allow => Some(Decision::Ask),
-                    Match::Possibly | Match::No => None,
-                };
+                let decided = rule.decides(&part.command);
                 if let Some(decided) = decided {
                     applied.push(index);
                     strictest = strictest.max(Some(decided));

@@ -2,6 +2,7 @@
 
 use crate::command::{Command, Token};
 use crate::decision::Decision;
+use crate::split::Split;
 
 /// One rule, checked against every command of a script.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +57,23 @@ impl Rule {
             })
             .collect();
         words.join(" ") + if self.exact { "" } else { " ..." }
+    }
+
+    /// What this rule decides for `command`, if it applies: a command that
+    /// only possibly starts with the prefix (a word known only when it runs)
+    /// is never allowed by the rule, and one it may forbid goes to a person,
+    /// who sees the command as written.
+    pub fn decides(&self, command: &Command) -> Option<Decision> {
+        match self.matches(command) {
+            Match::Surely => Some(self.decision),
+            Match::Possibly if self.decision != Decision::Allow => Some(Decision::Ask),
+            Match::Possibly | Match::No => None,
+        }
+    }
+
+    /// Whether this rule applies to any command of `split`.
+    pub fn applies_to(&self, split: &Split) -> bool {
+        split.parts.iter().any(|part| self.decides(&part.command).is_some())
     }
 
     /// Whether `command` starts with this rule's prefix.

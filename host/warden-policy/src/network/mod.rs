@@ -123,6 +123,20 @@ impl Network {
         NetRefusal { target, reason, allowed: self.allowed_hosts() }
     }
 
+    /// This network with `grant`'s added: what a command granted more gets.
+    pub fn widened_by(&self, grant: &Network) -> Network {
+        match (self, grant) {
+            (Network::Full, _) | (_, Network::Off) => self.clone(),
+            (_, Network::Full) => Network::Full,
+            (Network::Off, Network::Allow(list)) => Network::Allow(list.clone()),
+            (Network::Allow(held), Network::Allow(more)) => {
+                let mut entries = held.entries.clone();
+                entries.extend(more.entries.iter().filter(|e| !held.entries.contains(e)).cloned());
+                Network::Allow(Allowlist { entries, listen: held.listen || more.listen })
+            }
+        }
+    }
+
     /// Whether `child` asks for nothing beyond `self`; the first pair it
     /// cannot have otherwise.
     pub fn narrows_to(&self, child: &Network) -> Result<(), String> {
