@@ -26,7 +26,7 @@ use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use warden_fs::approval::{Answer, ApprovalSession, Approver, Request, Scope};
+use warden_fs::approval::{Answer, ApprovalSession, Approver, CommandRequest, Request, Scope};
 use warden_fs::{Access, Denial, FsError};
 use warden_policy::shown;
 
@@ -40,18 +40,6 @@ const MAX_ROUNDS: usize = 16;
 /// The form for `request`. `offer_session`: "Allow for this session" is a
 /// choice; not where no session outlives the call (stateless HTTP).
 pub fn form(request: &Request, offer_session: bool) -> ElicitRequestParams {
-    let message = request.question();
-    let (values, titles) = if offer_session {
-        (vec!["once", "session", "deny"], vec!["Allow once", "Allow for this session", "Deny"])
-    } else {
-        (vec!["once", "deny"], vec!["Allow once", "Deny"])
-    };
-    let decision = EnumSchema::builder(values.into_iter().map(String::from).collect())
-        .enum_titles(titles.into_iter().map(String::from).collect())
-        .and_then(|b| b.with_default("deny"))
-        .expect("the titles match the values")
-        .title("Decision")
-        .build();
     let folders: Vec<String> = request.choices.iter().map(|c| shown(c.path.as_str()).into_owned()).collect();
     let folder = EnumSchema::builder(folders.clone())
         .with_default(folders[0].clone())
@@ -59,29 +47,46 @@ pub fn form(request: &Request, offer_session: bool) -> ElicitRequestParams {
         .title(format!("Folder to grant {} access to", request.access.as_str()))
         .build();
     let schema = ElicitationSchema::builder()
-        .required_enum_schema("decision", decision)
+        .required_enum_schema("decision", decision_schema(offer_session))
         .required_enum_schema("folder", folder)
         .build()
         .expect("a form of two enums is a valid schema");
-    ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema }
+    ElicitRequestParams::FormElicitationParams { meta: None, message: request.question(), requested_schema: schema }
+}
+
+/// The form for a command a rule asks about: the decision alone.
+pub fn command_form(request: &CommandRequest, offer_session: bool) -> ElicitRequestParams {
+    let schema = ElicitationSchema::builder()
+        .required_enum_schema("decision", decision_schema(offer_session))
+        .build()
+        .expect("a form of one enum is a valid schema");
+    ElicitRequestParams::FormElicitationParams { meta: None, message: request.question(), requested_schema: schema }
+}
+
+/// Allow once, for the session (where offered) or deny; deny by default.
+fn decision_schema(offer_session: bool) -> EnumSchema {
+    let (values, titles) = if offer_session {
+        (vec!["once", "session", "deny"], vec!["Allow once", "Allow for this session", "Deny"])
+    } else {
+        (vec!["once", "deny"], vec!["Allow once", "Deny"])
+    };
+    EnumSchema::builder(values.into_iter().map(String::from).collect())
+        .enum_titles(titles.into_iter().map(String::from).collect())
+        .and_then(|b| b.with_default("deny"))
+        .expect("the titles match the values")
+        .title("Decision")
+        .build()
 }
 
 /// The answer a form's result gives to `request`. A decline is a denial; a
 /// cancel, or a result that does not fit the form, leaves it unanswered.
 pub fn answer(request: &Request, result: &ElicitResult, offer_session: bool) -> Answer {
-    match result.action {
-        ElicitationAction::Accept => {}
-        ElicitationAction::Decline => return Answer::Deny,
-        _ => return Answer::Unanswered,
-    }
-    let content = result.content.as_ref();
-    let field = |name: &str| content.and_then(|c| c.get(name)).and_then(|v| v.as_str());
-    let scope = match field("decision") {
-        Some("once") => Scope::Once,
-        Some("session") if offer_session => Scope::Session,
-        Some("deny") => return Answer::Deny,
-        _ => return Answer::Unanswered,
+    let scope = match decision(result, offer_session) {
+        None => return Answer::Unanswered,
+        Some(None) => return Answer::Deny,
+        Some(Some(scope)) => scope,
     };
+    let field = |name: &str| result.content.as_ref().and_then(|c| c.get(name)).and_then(|v| v.as_str());
     let folder = field("folder");
     let choice = match folder {
         None => Some(0),
@@ -113,7 +118,8 @@ pub struct Eliciting {
 /// where the answer goes (`None`: no answer).
 pub struct Question {
     form: ElicitRequestParams,
-    console: warden_console::NewQuestion,
+    /// As the console shows it; `None` for a command, which only the client's form asks about.
+    console: Option<warden_console::NewQuestion>,
     reply: oneshot::Sender<Option<Decided>>,
 }
 
@@ -127,7 +133,7 @@ impl Approver for Eliciting {
     fn decide(&mut self, request: &Request) -> Answer {
         let (reply, answered) = oneshot::channel();
         self.via = None;
-        let question = Question { form: form(request, self.offer_session), console: warden_console::NewQuestion::of(request, &self.client, self.offer_session), reply };
+        let question = Question { form: form(request, self.offer_session), console: Some(warden_console::NewQuestion::of(request, &self.client, self.offer_session)), reply };
         if self.questions.blocking_send(question).is_err() {
             return Answer::Unanswered;
         }
@@ -147,6 +153,43 @@ impl Approver for Eliciting {
 
     fn answered_via(&self) -> Option<&'static str> {
         self.via
+    }
+
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        let (reply, answered) = oneshot::channel();
+        self.via = None;
+        let offer_session = self.offer_session && !request.session_rules.is_empty();
+        let question = Question { form: command_form(request, offer_session), console: None, reply };
+        if self.questions.blocking_send(question).is_err() {
+            return Answer::Unanswered;
+        }
+        match answered.blocking_recv() {
+            Ok(Some(_)) if self.cancel.load(Ordering::SeqCst) => Answer::Unanswered,
+            Ok(Some(Decided::Client(result))) => {
+                self.via = Some("client");
+                decision(&result, offer_session).map_or(Answer::Unanswered, |scope| match scope {
+                    Some(scope) => Answer::Allow { scope, choice: 0 },
+                    None => Answer::Deny,
+                })
+            }
+            _ => Answer::Unanswered,
+        }
+    }
+}
+
+/// What a form's result decides: `Some(None)` denies, `Some(Some(scope))`
+/// allows, `None` leaves it unanswered (a cancel, or a result that does not fit).
+fn decision(result: &ElicitResult, offer_session: bool) -> Option<Option<Scope>> {
+    match result.action {
+        ElicitationAction::Accept => {}
+        ElicitationAction::Decline => return Some(None),
+        _ => return None,
+    }
+    match result.content.as_ref().and_then(|c| c.get("decision")).and_then(|v| v.as_str()) {
+        Some("once") => Some(Some(Scope::Once)),
+        Some("session") if offer_session => Some(Some(Scope::Session)),
+        Some("deny") => Some(None),
+        _ => None,
     }
 }
 
@@ -226,10 +269,10 @@ struct Asking<'a> {
 async fn ask_person(
     asking: Asking<'_>,
     form: ElicitRequestParams,
-    question: warden_console::NewQuestion,
+    question: Option<warden_console::NewQuestion>,
     cancelled: &CancellationToken,
 ) -> Option<Decided> {
-    let mut on_page = asking.console.map(|console| console.ask(question));
+    let mut on_page = asking.console.zip(question).map(|(console, question)| console.ask(question));
     // A client that takes URLs is sent the console's page for the question instead of a form.
     let sent = match (asking.way, &on_page) {
         (ClientWay::Url, Some(asked)) => console_page(asked.id(), asked.url()),

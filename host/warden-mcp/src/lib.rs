@@ -25,7 +25,7 @@ pub use http::{run_http, serve_http, HttpOptions, DEFAULT_MAX_SESSIONS, DEFAULT_
 pub use catalogue::{check_tools, Offer, SessionFactory};
 pub use reload::{Rebuild, Reloader};
 pub use server::{refused, WardenMcp};
-pub use shell_tool::{PerClient, ShellTool};
+pub use shell_tool::{Granted, PerClient, ShellTool};
 pub use stdio::{run_stdio, serve_stdio};
 pub use token::Token;
 

@@ -13,7 +13,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{mpsc, watch, Semaphore};
-use warden_fs::approval::{Approver, DenyAll};
+use warden_fs::approval::{Approver, CommandLine, DenyAll};
+use warden_policy::{CommandRules, Network};
 
 use crate::calls::{blocking, can_elicit, can_open_urls, in_session, run_work, Asking, ClientSession, Ran, Watchers};
 use crate::catalogue::{Catalogue, Offer};
@@ -236,10 +237,27 @@ impl WardenMcp {
         }
         if name == shell_tool::NAME {
             let this = self.clone();
+            let judges = catalogue.offer.shell.as_ref().is_some_and(crate::ShellTool::judges);
+            let session = match judges.then(|| self.session(&catalogue, catalogue.offer.worker.as_deref(), asking.client.as_deref())).transpose() {
+                Ok(session) => session,
+                Err(message) => return Ok(refused(message)),
+            };
             return blocking(move || {
                 let shell = catalogue.offer.shell.as_ref().expect("a listed run_command");
+                let asking = Mutex::new(Some(asking));
+                let judge = |rules: &CommandRules, command: &str, network: &Network| {
+                    let session = session.as_ref().expect("a session where rules judge");
+                    let asking = asking.lock().unwrap_or_else(|p| p.into_inner()).take().expect("one judgement per call");
+                    let line = CommandLine::Script(command);
+                    match in_session(session, asking, |s| s.judge_command(rules, line, Some(shell_tool::NAME), network)) {
+                        Ok(Ran::Done(Ok(verdict))) => Ok(verdict),
+                        Ok(Ran::Done(Err(e))) | Err(e) => Err(e.to_string()),
+                        Ok(Ran::Refused(denial)) => Err(denial.to_string()),
+                        Ok(Ran::Asking) => Err(String::new()),
+                    }
+                };
                 match this.client_shell(&catalogue, shell) {
-                    Ok(sandbox) => shell.call(&sandbox, request.arguments, &cancel),
+                    Ok(sandbox) => shell.call(&sandbox, request.arguments, &cancel, &judge),
                     Err(message) => refused(format!("warden: {message}")),
                 }
             })

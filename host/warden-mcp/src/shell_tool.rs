@@ -14,6 +14,8 @@ use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use warden_fs::approval::CommandVerdict;
+use warden_policy::{CommandRules, Network};
 use warden_shell::{ExecutionResult, ShellSandbox};
 
 use crate::server::refused;
@@ -26,11 +28,22 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Makes a client's own container sandbox; its argument numbers the client.
 pub type PerClient = Box<dyn Fn(u64) -> Result<ShellSandbox, String> + Send + Sync>;
 
+/// Makes a sandbox of its own for a command a rule grants this network.
+pub type Granted = Box<dyn Fn(&Network) -> Result<ShellSandbox, String> + Send + Sync>;
+
+/// Judges a command line under the rules, asking a person if they say so.
+pub type Judge<'a> = &'a dyn Fn(&CommandRules, &str, &Network) -> Result<CommandVerdict, String>;
+
 /// Where commands run, and their time ceiling.
 pub struct ShellTool {
     commands: Commands,
     ceiling: Duration,
     pub definition: Tool,
+    /// The policy's command rules, and the network commands get.
+    rules: Option<(CommandRules, Network)>,
+    /// Under bubblewrap, where a granted command gets a sandbox of its own;
+    /// `None` in a container, which cannot take a grant yet.
+    granted: Option<Granted>,
 }
 
 enum Commands {
@@ -88,7 +101,20 @@ impl ShellTool {
         )
         .with_raw_output_schema(schema_for_output::<CommandResult>())
         .with_annotations(hints);
-        ShellTool { commands, ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition }
+        ShellTool { commands, ceiling: ceiling.unwrap_or(DEFAULT_TIMEOUT), definition, rules: None, granted: None }
+    }
+
+    /// Commands are judged by `rules` first; `granted` makes the sandbox of a
+    /// command a rule grants more network (bubblewrap only).
+    pub fn with_rules(mut self, rules: Option<(CommandRules, Network)>, granted: Option<Granted>) -> ShellTool {
+        self.rules = rules;
+        self.granted = granted;
+        self
+    }
+
+    /// Whether commands are judged by rules before they run.
+    pub fn judges(&self) -> bool {
+        self.rules.is_some()
     }
 
     /// The sandbox client `client` runs its commands in: the shared one, or
@@ -108,7 +134,7 @@ impl ShellTool {
     /// Runs the command, blocking. A time-out, output past the cap or a
     /// sandbox that cannot be set up is `isError`; a command's own failure is
     /// its exit code.
-    pub fn call(&self, sandbox: &ShellSandbox, arguments: Option<JsonObject>, cancel: &AtomicBool) -> CallToolResult {
+    pub fn call(&self, sandbox: &ShellSandbox, arguments: Option<JsonObject>, cancel: &AtomicBool, judge: Judge) -> CallToolResult {
         let args: RunCommandArgs = match crate::args::parse(NAME, arguments) {
             Ok(args) => args,
             Err(message) => return refused(message),
@@ -120,10 +146,33 @@ impl ShellTool {
             Some(s) => Duration::from_secs_f64(s.min(self.ceiling.as_secs_f64())),
             None => self.ceiling,
         };
+        let mut note = None;
+        let granted_sandbox;
+        let mut sandbox = sandbox;
+        if let Some((rules, network)) = &self.rules {
+            match judge(rules, &args.command, network) {
+                Err(message) => return refused(message),
+                Ok(CommandVerdict::Refused(text)) => return refused(text),
+                Ok(CommandVerdict::Run { network: None }) => {}
+                Ok(CommandVerdict::Run { network: Some(granted) }) => match &self.granted {
+                    Some(make) => match make(&granted) {
+                        Ok(made) => {
+                            granted_sandbox = made;
+                            sandbox = &granted_sandbox;
+                        }
+                        Err(message) => return refused(format!("warden: {message}")),
+                    },
+                    None => note = Some("warden: a container sandbox cannot take a rule's network grant yet; the command ran with the sandbox's own network\n"),
+                },
+            }
+        }
         let argv: Vec<OsString> = ["/bin/sh", "-c", &args.command].iter().map(OsString::from).collect();
         match sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
             Err(e) => refused(format!("warden: {e}")),
-            Ok(result) => {
+            Ok(mut result) => {
+                if let Some(note) = note {
+                    result.stderr.insert_str(0, note);
+                }
                 // Past a limit (its time, or the output cap) is an error, as for components.
                 let limited = result.timed_out || result.truncated;
                 let mut out = CallToolResult::structured(serde_json::to_value(CommandResult::from(result)).expect("results serialize"));

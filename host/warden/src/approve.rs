@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use warden_console::{ConsoleApprover, LocalConsole};
-use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover, ScriptedRule};
+use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, Scripted, ScriptedApprover};
 use warden_fs::Access;
 use warden_policy::{AskVia, Policy};
 
@@ -34,12 +34,18 @@ impl Approvals {
     /// command is `listed` at the console while the session lasts.
     pub fn open(policy: &Policy, worker: Option<&str>, args: &ApprovalArgs, listed: &Listed) -> Result<Approvals, Failure> {
         let rules = answers(args)?;
-        let named = rules.iter().filter_map(|r| r.allow.map(|(access, _)| (access, r.path.to_string()))).collect();
+        let named = rules
+            .iter()
+            .filter_map(|r| match r {
+                Scripted::Path(r) => r.allow.map(|(access, _)| (access, r.path.to_string())),
+                Scripted::Command(_) => None,
+            })
+            .collect();
         let via = args.ask_via.unwrap_or(policy.ask_via);
         let console = if via.console() { LocalConsole::connect(&policy.file, &listed.tool, &listed.detail) } else { None };
         let terminal = via.client() && TerminalApprover::available();
         let approver: Box<dyn Approver> = match (&console, terminal) {
-            _ if !rules.is_empty() => Box::new(ScriptedApprover { rules }),
+            _ if !rules.is_empty() => Box::new(ScriptedApprover::of(&rules)),
             (console, true) => Box::new(TerminalApprover { console: console.clone(), via: None }),
             (Some(console), false) => Box::new(ConsoleApprover { console: console.clone(), via: None }),
             (None, false) => {
@@ -87,11 +93,11 @@ fn needs_a_person(policy: &Policy) -> bool {
 }
 
 /// The answers of --approve and --answers, in that order.
-pub fn answers(args: &ApprovalArgs) -> Result<Vec<ScriptedRule>, Failure> {
-    let mut rules = args.approve.iter().map(|a| ScriptedRule::parse(a)).collect::<Result<Vec<_>, _>>().map_err(|m| Failure::usage(format!("--approve: {m}")))?;
+pub fn answers(args: &ApprovalArgs) -> Result<Vec<Scripted>, Failure> {
+    let mut rules = args.approve.iter().map(|a| Scripted::parse(a)).collect::<Result<Vec<_>, _>>().map_err(|m| Failure::usage(format!("--approve: {m}")))?;
     if let Some(file) = &args.answers {
         let text = std::fs::read_to_string(file).map_err(|e| Failure::usage(format!("--answers {}: {e}", file.display())))?;
-        rules.extend(ScriptedRule::parse_file(&text).map_err(|m| Failure::usage(format!("--answers {}: {m}", file.display())))?);
+        rules.extend(Scripted::parse_file(&text).map_err(|m| Failure::usage(format!("--answers {}: {m}", file.display())))?);
     }
     Ok(rules)
 }

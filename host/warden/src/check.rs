@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use warden_fs::{OpenMount, Sandbox};
-use warden_policy::{Dynamic, Limits, Policy, Rules};
+use warden_policy::{CommandRules, Dynamic, Limits, Policy, Rules};
 use warden_wasm::{Runtime, RuntimeOptions};
 
 use crate::exit::Failure;
@@ -21,17 +21,45 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
         let _ = writeln!(out, "audit: {}", audit.display());
     }
     describe(&mut out, "program", &program, policy.dynamic_for(None));
+    if let Some(rules) = &policy.shell.rules {
+        describe_rules(&mut out, rules, None);
+    }
     for name in policy.workers.keys() {
         let child = program.derive_worker(&policy, name)?;
         describe(&mut out, &format!("worker {name}"), &child, policy.dynamic_for(Some(name)));
         if policy.network_for(Some(name)) != &policy.network {
             let _ = writeln!(out, "  network: {}", policy.network_for(Some(name)).describe());
         }
+        if let Some(rules) = policy.command_rules_for(Some(name)).filter(|r| Some(*r) != policy.shell.rules.as_ref()) {
+            describe_rules(&mut out, rules, Some(name));
+        }
     }
     if !policy.tools.is_empty() {
         describe_tools(&mut out, &policy)?;
     }
     Ok(out)
+}
+
+/// The command rules, in order, each with its place; the examples ran when the policy loaded.
+fn describe_rules(out: &mut String, rules: &CommandRules, worker: Option<&str>) {
+    let _ = writeln!(
+        out,
+        "  command rules: {} ({} examples checked), unmatched {}, unparsed {}",
+        rules.set.rules().len(),
+        rules.examples,
+        rules.set.unmatched,
+        rules.set.unparsed
+    );
+    for (i, rule) in rules.set.rules().iter().enumerate() {
+        // A worker lists the rules it adds; the program's are listed above.
+        if worker.is_some() && rules.owners[i].as_deref() != worker {
+            continue;
+        }
+        let place = rules.places[i].map(|(l, c)| format!("line {l}:{c}  ")).unwrap_or_default();
+        let why = rule.justification.as_deref().map(|j| format!("  ({j})")).unwrap_or_default();
+        let grant = rules.grants[i].as_ref().map(|g| format!("  grants network {}", g.allowed_hosts())).unwrap_or_default();
+        let _ = writeln!(out, "    {place}{:<6} {}{why}{grant}", rule.decision.as_str(), rule.shown());
+    }
 }
 
 /// Loads each declared component and checks its tools as `warden mcp` does

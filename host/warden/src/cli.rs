@@ -134,6 +134,9 @@ pub enum Command {
         #[arg(long, value_name = "ID")]
         session: Option<String>,
     },
+    /// Test a policy's command rules: how a command is split and judged.
+    #[command(subcommand)]
+    Rules(RulesCommand),
     /// Compile a component into the cache ahead of time, so that its first run starts fast.
     Compile {
         /// The component file (.wasm).
@@ -273,6 +276,9 @@ pub struct ApprovalArgs {
     /// read-once, write-once (this operation only) or deny; PATH is a virtual
     /// folder, or a host folder for `dynamic` grants. The first answer whose
     /// folder holds the path decides; requests no answer covers are denied.
+    /// Commands a rule asks about: exec:PREFIX (for the session), exec-once:PREFIX
+    /// or deny-exec:PREFIX, e.g. `exec:git push`; it answers when every command
+    /// that asks starts with PREFIX, never for a line Warden cannot read.
     /// Without answers, a person is asked at the terminal on stdin and at the
     /// policy's `warden console` if one runs (see --ask-via); with neither,
     /// every request is denied. May be repeated.
@@ -433,6 +439,39 @@ pub enum FsOp {
     Move { src: String, dst: String },
     /// Copy a file, e.g. from a read-only mount into a writable one; DST must not exist.
     Copy { src: String, dst: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Print the decision on a command (allow, ask or forbid), the rules that
+    /// matched and how the command was split, without running anything.
+    ///
+    /// The command is an argv after `--`, matched as `warden exec` matches it,
+    /// or --script, split as `run_command` splits it. Exit status: 0, or 1 when
+    /// --expect names another decision; 2 for an invalid policy.
+    Check(RulesCheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RulesCheckArgs {
+    /// The policy file (YAML).
+    #[arg(long)]
+    pub policy: PathBuf,
+    /// Judge under this worker's rules (the program's with its own on top).
+    #[arg(long)]
+    pub worker: Option<String>,
+    /// A shell script, as `run_command` gets it.
+    #[arg(long, value_name = "STRING", conflicts_with = "command")]
+    pub script: Option<String>,
+    /// Print the judgement as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 unless the decision is this one (for checks in CI).
+    #[arg(long, value_name = "DECISION", value_parser = ["allow", "ask", "forbid"])]
+    pub expect: Option<String>,
+    /// The command, as `warden exec` gets it.
+    #[arg(last = true, required_unless_present = "script")]
+    pub command: Vec<String>,
 }
 
 /// A duration flag in the policy's words (`500ms`, `10s`, `5m`).

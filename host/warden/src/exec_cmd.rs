@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use warden_fs::approval::{CommandLine, CommandVerdict};
 use warden_shell::container::{ContainerSandbox, Owner};
 use warden_shell::{ContainerName, ExecutionResult, ShellError, ShellSandbox};
 
@@ -38,11 +39,19 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
 fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>, container: ContainerName) -> Result<ExecutionResult, Failure> {
     // Its cgroup is made on a thread of its own while the policy loads.
     let cap = warden_shell::ProcessCap::start()?;
-    let policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
+    let mut policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
     let timeout = given_timeout.or(policy.limits.timeout).unwrap_or(DEFAULT_TIMEOUT);
     let command_line: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let listed = crate::approve::Listed { tool: "warden exec".into(), detail: command_line.join(" ") };
     let mut approvals = crate::approve::Approvals::open(&policy, args.worker.as_deref(), &args.approvals, &listed)?;
+    if let Some(rules) = policy.command_rules_for(args.worker.as_deref()) {
+        let line = CommandLine::Argv(&command_line);
+        match approvals.session.judge_command(rules, line, Some("warden exec"), &policy.network)? {
+            CommandVerdict::Refused(text) => return Err(Failure { status: Failure::NOT_RUN, message: text }),
+            CommandVerdict::Run { network: Some(granted) } => policy.network = granted,
+            CommandVerdict::Run { network: None } => {}
+        }
+    }
     approvals.ask_before_running(&command_line[0])?;
     approvals.not_cancelled()?;
     let sandbox = ShellSandbox::with_options(&policy, approvals.session.sandbox()?, cap, container).map_err(shell_failure)?;

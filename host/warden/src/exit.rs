@@ -1,4 +1,5 @@
-//! Exit statuses, one place: 0 ok, 1 failure, 2 usage or policy, 3 denied.
+//! Exit statuses, one place: 0 ok, 1 failure, 2 usage or policy, 3 denied,
+//! 126 a command the rules refused.
 
 use std::fmt;
 
@@ -15,6 +16,8 @@ impl Failure {
     pub const FAILED: u8 = 1;
     pub const USAGE: u8 = 2;
     pub const DENIED: u8 = 3;
+    /// A command the policy's rules refused (or a person declined): it never ran.
+    pub const NOT_RUN: u8 = 126;
     /// Cancelled by the person (at Warden's console), as a shell says for Ctrl-C.
     pub const CANCELLED: u8 = 130;
 

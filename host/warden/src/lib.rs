@@ -11,6 +11,7 @@ mod fs_cmd;
 mod mcp_cmd;
 mod new_cmd;
 mod prompt;
+mod rules_cmd;
 mod sandbox_cmd;
 mod suggest_cmd;
 mod wasm_cmd;
@@ -55,6 +56,7 @@ pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {
         Command::Call(args) => wasm_cmd::call(args),
         Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
         Command::Suggest { audit, session } => suggest_cmd::run(&audit, session.as_deref()),
+        Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(&args),
         Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),
         Command::New { lang, path } => new_cmd::run(lang, &path),
     };

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use warden_fs::approval::{ApprovalSession, Approver, AuditLog, DenyAll, ScriptedApprover};
-use warden_mcp::{Components, HttpOptions, Offer, PerClient, Reloader, SessionFactory, ShellTool, Token, WardenMcp};
+use warden_mcp::{Components, Granted, HttpOptions, Offer, PerClient, Reloader, SessionFactory, ShellTool, Token, WardenMcp};
 use warden_shell::container::Owner;
 use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 use warden_wasm::{Runtime, RuntimeOptions};
@@ -118,7 +118,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     // Each client connection gets its own sessions (one per worker used): its own grants.
     let new_session: SessionFactory = Box::new(move |worker| {
         let approver: Box<dyn Approver> =
-            if rules.is_empty() { Box::new(DenyAll) } else { Box::new(ScriptedApprover { rules: rules.clone() }) };
+            if rules.is_empty() { Box::new(DenyAll) } else { Box::new(ScriptedApprover::of(&rules)) };
         let audit = audit
             .as_deref()
             .map(AuditLog::open)
@@ -134,6 +134,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
 /// client under bubblewrap or with `--sandbox`, else a container for each client.
 fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellTool, Failure> {
     let worker = args.worker.clone();
+    let worker_name = worker.clone();
     let mut shell_policy = policy.clone().with_network_of(worker.as_deref());
     // `read: all` shows the whole host to commands: the token file stays hidden.
     if let Some(file) = args.token_file.as_deref().and_then(|f| f.canonicalize().ok()) {
@@ -146,9 +147,18 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
         ShellSandbox::with_options(&shell_policy, fs.try_clone()?, ProcessCap::start()?, container).map_err(|e| Failure::usage(format!("warden: {e}")))
     };
     let ceiling = policy.limits.timeout;
+    let rules = shell_policy.command_rules_for(worker_name.as_deref()).cloned().map(|r| (r, shell_policy.network.clone()));
     Ok(match (&shell_policy.shell.container, &args.sandbox) {
         (None, Some(_)) => return Err(Failure::usage("--sandbox names a kept container sandbox; this policy has no `shell: { backend: container }`")),
-        (None, None) => ShellTool::shared(shared(ContainerName::default())?, ceiling, network),
+        (None, None) => {
+            let (policy, fs) = (shell_policy.clone(), fs.try_clone()?);
+            let granted: Granted = Box::new(move |network| {
+                let granted = warden_policy::Policy { network: network.clone(), ..policy.clone() };
+                let cap = ProcessCap::start().map_err(|e| e.to_string())?;
+                ShellSandbox::with_options(&granted, fs.try_clone().map_err(|e| e.to_string())?, cap, ContainerName::default()).map_err(|e| e.to_string())
+            });
+            return Ok(ShellTool::shared(shared(ContainerName::default())?, ceiling, network).with_rules(rules, Some(granted)));
+        }
         (Some(_), Some(name)) => {
             crate::sandbox_cmd::check_name(name)?;
             ShellTool::shared(shared(ContainerName { name: name.clone(), owner: Owner::Kept })?, ceiling, network)
@@ -163,5 +173,6 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
             });
             ShellTool::per_client(make, writes, ceiling, network)
         }
-    })
+    }
+    .with_rules(rules, None))
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 use warden_console::{Heard, LocalConsole, NewQuestion};
-use warden_fs::approval::{Answer, Approver, Request, Scope};
+use warden_fs::approval::{Answer, Approver, CommandRequest, Request, Scope};
+use warden_policy::shown;
 
 /// Asks the person at the terminal: `o` once, `s` for the session, `d` deny,
 /// `w` to widen the folder granted. Esc, Ctrl-C, Ctrl-D and end of input deny.
@@ -106,6 +107,39 @@ impl Approver for TerminalApprover {
 
     fn answered_via(&self) -> Option<&'static str> {
         self.via
+    }
+
+    /// A command a rule asks about: the terminal alone is asked (the console
+    /// shows file questions only).
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        self.via = None;
+        let _keys = KeyMode::enter();
+        let mut err = std::io::stderr().lock();
+        let tool = request.tool.as_deref().unwrap_or("a tool");
+        let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
+        let _ = writeln!(err, "\nwarden: {tool}{worker} asks to run {}", shown(&request.command));
+        let _ = writeln!(err, "  because {}", shown(&request.reason()));
+        if let Some(grant) = &request.grant {
+            let _ = writeln!(err, "  it would get network access to {grant}, for this command only");
+        }
+        let rules: Vec<String> = request.session_rules.iter().map(|r| format!("'{r}'")).collect();
+        let session = if rules.is_empty() { String::new() } else { format!("  [s] allow {} for this session", rules.join(", ")) };
+        loop {
+            let _ = write!(err, "  [o] allow once{session}  [d] deny ? ");
+            let _ = err.flush();
+            let key = one_key();
+            let answer = match key {
+                Some(b'o' | b'O') => Answer::Allow { scope: Scope::Once, choice: 0 },
+                Some(b's' | b'S') if !rules.is_empty() => Answer::Allow { scope: Scope::Session, choice: 0 },
+                None | Some(b'd' | b'D' | b'n' | b'N' | 0x1b | 0x03 | 0x04) => Answer::Deny,
+                Some(_) => {
+                    let _ = writeln!(err);
+                    continue;
+                }
+            };
+            let _ = writeln!(err, "{}", said(answer));
+            return answer;
+        }
     }
 }
 

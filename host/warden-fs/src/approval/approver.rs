@@ -1,5 +1,6 @@
 //! Who answers a request, and the answers there are.
 
+use super::commands::CommandRequest;
 use super::request::Request;
 
 /// How long an allowed access lasts.
@@ -36,6 +37,11 @@ pub enum Answer {
 /// Decides requests: a person at a terminal, a script, or nobody.
 pub trait Approver: Send {
     fn decide(&mut self, request: &Request) -> Answer;
+
+    /// A command a rule asks about. Nobody is asked unless an approver says how.
+    fn decide_command(&mut self, _request: &CommandRequest) -> Answer {
+        Answer::Unanswered
+    }
 
     /// Where the last answer came from (`client`, `console`), for the audit
     /// log's `via`; `None` where there is one way only.

@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::approver::{Answer, Scope};
+use super::commands::CommandRequest;
 use super::request::{Reason, Request};
 use super::session::SessionInfo;
 use crate::Denial;
@@ -59,6 +60,12 @@ pub struct AuditRecord {
     /// there is one way only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// For a command: the rules that asked or forbade it (`git push ...`), `; `-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// For a command: why the rules ask or forbid, or what could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
 }
 
 impl AuditRecord {
@@ -89,7 +96,44 @@ impl AuditRecord {
             decision,
             refusal: None,
             via: None,
+            rule: None,
+            justification: None,
         }
+    }
+
+    /// A person's answer about a command (`operation: run`). `grant` is the
+    /// network the command gets from a rule; `scope: session` approves the rules asked.
+    pub fn command(session: &str, request: &CommandRequest, answer: Answer) -> AuditRecord {
+        let (decision, scope) = match answer {
+            Answer::Allow { scope, .. } => (Decision::Allow, Some(scope)),
+            Answer::Deny => (Decision::Deny, None),
+            Answer::Unanswered | Answer::Deferred => (Decision::Unanswered, None),
+        };
+        let rules: Vec<&str> = request.rules.iter().map(|(r, _)| r.as_str()).collect();
+        AuditRecord {
+            time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            session: session.to_owned(),
+            worker: request.worker.clone(),
+            tool: request.tool.clone(),
+            client: request.client.clone(),
+            operation: "run".to_owned(),
+            path: request.command.clone(),
+            host_path: None,
+            reason: if rules.is_empty() { "unparsed_or_unmatched" } else { "rule" }.to_owned(),
+            grant: if decision == Decision::Allow { request.grant.clone() } else { None },
+            grant_host: None,
+            scope: scope.map(|s| s.as_str().to_owned()),
+            decision,
+            refusal: None,
+            via: None,
+            rule: (!rules.is_empty()).then(|| rules.join("; ")),
+            justification: Some(request.reason()),
+        }
+    }
+
+    /// A command refused by a `forbid` (rule or setting); nobody was asked.
+    pub fn command_refused(info: &SessionInfo, tool: Option<&str>, client: Option<&str>, command: &str, text: &str) -> AuditRecord {
+        AuditRecord::refusal(info, tool, client, ("run", command.to_owned(), "forbid"), text.to_owned())
     }
 
     /// A grant for the session, ended by a person (at `via`).
@@ -110,6 +154,8 @@ impl AuditRecord {
             decision: Decision::Revoked,
             refusal: None,
             via: via.map(str::to_owned),
+            rule: None,
+            justification: None,
         }
     }
 
@@ -156,6 +202,8 @@ impl AuditRecord {
             decision: Decision::Refused,
             refusal: Some(text),
             via: None,
+            rule: None,
+            justification: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod approver;
 mod audit;
+mod commands;
 mod effective;
 mod request;
 mod scripted;
@@ -17,7 +18,8 @@ mod suggest;
 
 pub use approver::{Answer, Approver, DenyAll, Scope};
 pub use audit::{AuditLog, AuditRecord, Decision};
+pub use commands::{CommandLine, CommandRequest, CommandVerdict};
 pub use request::{GrantDir, Reason, Request};
-pub use scripted::{ScriptedApprover, ScriptedRule};
+pub use scripted::{Scripted, ScriptedApprover, ScriptedCommand, ScriptedRule};
 pub use session::{ApprovalSession, Refusable, SessionInfo};
 pub use suggest::suggestion;

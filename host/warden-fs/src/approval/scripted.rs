@@ -1,11 +1,14 @@
 //! Answers given in advance, for automation and tests:
-//! `read:/data`, `write:/data/out`, `read-once:/srv/x`, `deny:/data/private`.
+//! `read:/data`, `write:/data/out`, `read-once:/srv/x`, `deny:/data/private`,
+//! and for commands a rule asks about `exec:git push`, `exec-once:npm publish`,
+//! `deny-exec:git push`.
 
 use std::fmt;
 
 use warden_policy::{Namespace, VPath};
 
 use super::approver::{Answer, Approver, Scope};
+use super::commands::CommandRequest;
 use super::request::Request;
 use crate::error::Access;
 
@@ -30,7 +33,12 @@ pub struct ScriptedRule {
 impl ScriptedRule {
     /// Parses `VERB:PATH`, VERB one of read, write, read-once, write-once, deny.
     pub fn parse(text: &str) -> Result<ScriptedRule, String> {
-        let bad = || format!("'{}' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny", text.escape_debug());
+        let bad = || {
+            format!(
+                "'{}' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny, or exec:COMMAND, exec-once:COMMAND, deny-exec:COMMAND",
+                text.escape_debug()
+            )
+        };
         let (verb, path) = text.split_once(':').ok_or_else(bad)?;
         let allow = VERBS.iter().find(|(name, _)| *name == verb).ok_or_else(bad)?.1;
         if !path.starts_with('/') {
@@ -38,15 +46,6 @@ impl ScriptedRule {
         }
         let path = VPath::parse(path, Namespace::Root).map_err(|e| format!("'{}': {e}", text.escape_debug()))?;
         Ok(ScriptedRule { allow, path })
-    }
-
-    /// Parses an answers file: one rule per line; blank lines and `#` comments are skipped.
-    pub fn parse_file(text: &str) -> Result<Vec<ScriptedRule>, String> {
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .map(|(i, l)| ScriptedRule::parse(l.trim()).map_err(|e| format!("line {}: {e}", i + 1)))
-            .collect()
     }
 
     fn answer(&self, request: &Request) -> Option<Answer> {
@@ -74,15 +73,96 @@ impl fmt::Display for ScriptedRule {
     }
 }
 
+/// A prepared answer about commands: every command that asks must start
+/// with `prefix`. `scope: None` denies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedCommand {
+    pub scope: Option<Scope>,
+    pub prefix: Vec<String>,
+}
+
+const COMMAND_VERBS: [(&str, Option<Scope>); 3] = [("exec", Some(Scope::Session)), ("exec-once", Some(Scope::Once)), ("deny-exec", None)];
+
+impl ScriptedCommand {
+    fn answer(&self, request: &CommandRequest) -> Option<Answer> {
+        // Lines Warden could not read are never answered in advance: a person reads them.
+        if !request.unparsed.is_empty() || request.asking.is_empty() {
+            return None;
+        }
+        let starts = |command: &String| {
+            let words: Vec<&str> = command.split(' ').collect();
+            words.len() >= self.prefix.len() && self.prefix.iter().zip(&words).all(|(p, w)| p == w)
+        };
+        if !request.asking.iter().all(starts) {
+            return None;
+        }
+        Some(match self.scope {
+            Some(scope) => Answer::Allow { scope, choice: 0 },
+            None => Answer::Deny,
+        })
+    }
+}
+
+/// One answer given in advance: about a folder, or about commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scripted {
+    Path(ScriptedRule),
+    Command(ScriptedCommand),
+}
+
+impl Scripted {
+    /// Parses `VERB:PATH` or `VERB:COMMAND PREFIX` (VERB `exec`, `exec-once`, `deny-exec`).
+    pub fn parse(text: &str) -> Result<Scripted, String> {
+        let verb = text.split_once(':').map(|(verb, _)| verb);
+        match COMMAND_VERBS.iter().find(|(name, _)| Some(*name) == verb) {
+            None => ScriptedRule::parse(text).map(Scripted::Path),
+            Some((name, scope)) => {
+                let prefix: Vec<String> = text[name.len() + 1..].split_whitespace().map(str::to_owned).collect();
+                if prefix.is_empty() || text.contains('\0') {
+                    return Err(format!("'{}' names no command; write {name}:PROGRAM [WORDS]", text.escape_debug()));
+                }
+                Ok(Scripted::Command(ScriptedCommand { scope: *scope, prefix }))
+            }
+        }
+    }
+
+    /// Parses an answers file: one answer per line; blank lines and `#` comments are skipped.
+    pub fn parse_file(text: &str) -> Result<Vec<Scripted>, String> {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(|(i, l)| Scripted::parse(l.trim()).map_err(|e| format!("line {}: {e}", i + 1)))
+            .collect()
+    }
+}
+
 /// Answers from rules; a request that no rule covers is denied.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptedApprover {
     pub rules: Vec<ScriptedRule>,
+    pub commands: Vec<ScriptedCommand>,
+}
+
+impl ScriptedApprover {
+    pub fn of(answers: &[Scripted]) -> ScriptedApprover {
+        let mut approver = ScriptedApprover::default();
+        for answer in answers {
+            match answer {
+                Scripted::Path(rule) => approver.rules.push(rule.clone()),
+                Scripted::Command(command) => approver.commands.push(command.clone()),
+            }
+        }
+        approver
+    }
 }
 
 impl Approver for ScriptedApprover {
     fn decide(&mut self, request: &Request) -> Answer {
         self.rules.iter().find_map(|r| r.answer(request)).unwrap_or(Answer::Deny)
+    }
+
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        self.commands.iter().find_map(|c| c.answer(request)).unwrap_or(Answer::Deny)
     }
 }
 
@@ -109,7 +189,7 @@ mod tests {
 
     fn decide(rules: &[&str], r: &Request) -> Answer {
         let rules = rules.iter().map(|r| ScriptedRule::parse(r).unwrap()).collect();
-        ScriptedApprover { rules }.decide(r)
+        ScriptedApprover { rules, commands: Vec::new() }.decide(r)
     }
 
     #[test]
@@ -145,12 +225,13 @@ mod tests {
     fn bad_rules_are_refused_with_the_reason() {
         assert_eq!(
             ScriptedRule::parse("grant:/d").unwrap_err(),
-            "'grant:/d' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny"
+            "'grant:/d' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny, or exec:COMMAND, exec-once:COMMAND, deny-exec:COMMAND"
         );
         assert_eq!(ScriptedRule::parse("read:d").unwrap_err(), "'read:d': the path must be absolute");
         assert!(ScriptedRule::parse("read:/d/../..").is_err());
         assert!(ScriptedRule::parse("read:/d\0").is_err());
-        assert_eq!(ScriptedRule::parse_file("# x\n\nread:/a\nbogus\n").unwrap_err().split(':').next(), Some("line 4"));
+        assert_eq!(Scripted::parse_file("# x\n\nread:/a\nbogus\n").unwrap_err().split(':').next(), Some("line 4"));
+        assert_eq!(Scripted::parse("exec:").unwrap_err(), "'exec:' names no command; write exec:PROGRAM [WORDS]");
     }
 
     #[test]

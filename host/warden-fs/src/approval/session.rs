@@ -70,11 +70,13 @@ pub struct ApprovalSession {
     inherited: usize,
     once_grants: Vec<Grant>,
     client: Option<String>,
+    /// Command rules (as shown, `git push ...`) a person approved for the session.
+    command_grants: Vec<String>,
 }
 
 impl ApprovalSession {
     pub fn new(base: Sandbox, dynamic: Option<Dynamic>, approver: Box<dyn Approver>, audit: Option<AuditLog>, info: SessionInfo) -> Self {
-        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), inherited: 0, once_grants: Vec::new(), client: None }
+        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), inherited: 0, once_grants: Vec::new(), client: None, command_grants: Vec::new() }
     }
 
     /// The session of `worker` (or the program) under `policy`, with its dynamic ceiling.
@@ -110,17 +112,58 @@ impl ApprovalSession {
         fork.session_grants = self.session_grants.clone();
         fork.inherited = fork.session_grants.len();
         fork.client = self.client.clone();
+        fork.command_grants = self.command_grants.clone();
         Ok(fork)
     }
 
     /// Takes the session grants `fork` was given since it was made (one it
     /// inherited and this session revoked meanwhile stays revoked).
     pub fn adopt(&mut self, fork: ApprovalSession) {
+        for rule in fork.command_grants {
+            if !self.command_grants.contains(&rule) {
+                self.command_grants.push(rule);
+            }
+        }
         for grant in fork.session_grants.into_iter().skip(fork.inherited) {
             if !self.session_grants.contains(&grant) {
                 self.session_grants.push(grant);
             }
         }
+    }
+
+    pub(super) fn client(&self) -> Option<&str> {
+        self.client.as_deref()
+    }
+
+    pub(super) fn audit_append(&mut self, record: &AuditRecord) -> Result<()> {
+        match &mut self.audit {
+            Some(audit) => audit.append(record).map_err(audit_failed),
+            None => Ok(()),
+        }
+    }
+
+    /// The approver's answer to `request`, and where it was given.
+    pub(super) fn approver_decides_command(&mut self, request: &super::CommandRequest) -> (Answer, Option<&'static str>) {
+        let answer = self.approver.decide_command(request);
+        (answer, self.approver.answered_via())
+    }
+
+    /// Whether every rule `request` would approve for the session already is.
+    pub(super) fn approved_for_session(&self, request: &super::CommandRequest) -> bool {
+        request.session_rules.iter().all(|r| self.command_grants.contains(r))
+    }
+
+    pub(super) fn approve_for_session(&mut self, rules: &[String]) {
+        for rule in rules {
+            if !self.command_grants.contains(rule) {
+                self.command_grants.push(rule.clone());
+            }
+        }
+    }
+
+    /// The command rules approved for the session so far.
+    pub fn command_grants(&self) -> &[String] {
+        &self.command_grants
     }
 
     /// Whether an operation under this session can ever ask a person or
