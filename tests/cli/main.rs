@@ -16,6 +16,7 @@ mod network;
 mod mcp_http;
 mod mcp_clients;
 mod pty;
+mod rules;
 mod scaffold;
 mod workers;
 

@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::prelude::*;
+use warden_fs::approval::{CommandLine, CommandVerdict};
+use warden_policy::Policy;
 use warden_shell::container::{ContainerSandbox, Owner};
 use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 
@@ -120,10 +122,35 @@ pub fn exec(sandbox: &Sandbox, py: Python<'_>, argv: Vec<OsString>, timeout: Opt
         // A command cannot pause to ask: the questions come first, on a fork of
         // the session whose grants for this command alone end with it.
         let mut fork = sandbox.fork()?;
+        let granted = match sandbox.policy.command_rules_for(sandbox.worker.as_deref()) {
+            None => None,
+            Some(rules) => {
+                let words: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+                let network = &sandbox.policy.network_for(sandbox.worker.as_deref()).clone();
+                match fork.judge_command(rules, CommandLine::Argv(&words), Some("sandbox.exec"), network) {
+                    Err(e) => {
+                        sandbox.adopt(fork)?;
+                        return Err(e.into());
+                    }
+                    Ok(CommandVerdict::Refused(text)) => {
+                        sandbox.adopt(fork)?;
+                        return Err(Failure::Named("CommandRefusedError", text));
+                    }
+                    Ok(CommandVerdict::Run { network }) => network,
+                }
+            }
+        };
         fork.ask_ahead(Some(&program), &[])?;
         let fs = fork.sandbox()?;
         sandbox.adopt(fork)?;
-        let shell = shell_for(sandbox, fs)?;
+        let shell = match granted {
+            // A grant is this command's alone: a sandbox of its own, never kept.
+            Some(network) if sandbox.policy.shell.container.is_none() => {
+                let policy = Policy { network, ..(*sandbox.policy).clone() };
+                Arc::new(ShellSandbox::with_options(&policy, fs, ProcessCap::start()?, ContainerName::default())?)
+            }
+            _ => shell_for(sandbox, fs)?,
+        };
         let ran = match cancel {
             Some(token) => shell.execute_argv_cancellable(&argv, cwd.as_deref(), timeout, &token.flag)?,
             None => shell.execute_argv(&argv, cwd.as_deref(), timeout)?,

@@ -178,5 +178,10 @@ class SandboxGoneError(CommandError):
     """The kept sandbox named is not running (stopped, removed, or its engine gone)."""
 
 
+class CommandRefusedError(CommandError, PermissionError):
+    """The policy's command rules refused the command (forbid), a person declined it,
+    or it needs a person's approval and nobody could be asked. It never ran."""
+
+
 class CommandPolicyError(CommandError, ValueError):
     """The policy or the request does not allow the command to be run (e.g. a mount that asks first)."""
