@@ -6,6 +6,7 @@
 
 mod approvals;
 mod console;
+mod rules;
 mod console_browser;
 mod standalone_console;
 mod transport;

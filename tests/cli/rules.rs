@@ -139,7 +139,7 @@ fn a_person_at_the_terminal_is_asked_with_the_rule_and_its_justification() {
     t.press("o");
     let (status, screen) = t.finish();
     assert_eq!(status, 0, "{screen}");
-    assert!(screen.contains("warden: warden exec asks to run /bin/sh -c 'git push 2>/dev/null; echo ran'\n"), "{screen}");
+    assert!(screen.contains("warden: warden exec asks to run git push 2>/dev/null; echo ran\n"), "{screen}");
     assert!(screen.contains("  because the rule 'git push ...' asks: pushes leave the machine\n"), "{screen}");
     assert!(screen.contains("  [o] allow once  [s] allow 'git push ...' for this session  [d] deny ? allowed once\nran\n"), "{screen}");
     assert_eq!(audit(&f)[0]["scope"], "once");

@@ -19,9 +19,11 @@ pub enum CommandLine<'a> {
 }
 
 impl CommandLine<'_> {
-    /// The line as a person or a model reads it.
+    /// The line as a person or a model reads it: a script given as
+    /// `sh -c SCRIPT` (how hosts pass one) is shown as the script.
     pub fn shown(&self) -> String {
         match self {
+            CommandLine::Argv([shell, c, script]) if matches!(shell.as_str(), "/bin/sh" | "sh") && c == "-c" => script.clone(),
             CommandLine::Argv(argv) => argv.iter().map(|a| quoted(a)).collect::<Vec<_>>().join(" "),
             CommandLine::Script(script) => (*script).to_owned(),
         }

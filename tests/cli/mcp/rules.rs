@@ -1,0 +1,90 @@
+//! Command rules over MCP: `run_command` asks through the client's form
+//! (once, or the rule for the session), refuses a forbidden command as
+//! `isError` with the justification, and audits every answer.
+
+use serde_json::{json, Value};
+
+use super::{audit_lines, ok, refused, Client, Fixture, NEW, OLD};
+
+const POLICY: &str = "\
+version: 1
+sandbox:
+  paths:
+    portfolio: { root: ./portfolio, mode: rw }
+  shell:
+    rules:
+      - { prefix: [touch], decision: ask, justification: \"it writes a file\" }
+      - { prefix: [rm], decision: forbid, justification: \"nothing is removed here\" }
+";
+
+fn decide(decision: &str) -> Value {
+    json!({ "action": "accept", "content": { "decision": decision } })
+}
+
+fn connect(f: &Fixture, revision: &str) -> Client {
+    f.file("policy.yaml", POLICY);
+    let audit = f.path("audit.jsonl");
+    Client::connect_with(f, revision, &["--audit", audit.to_str().unwrap()], json!({ "elicitation": { "form": {} } })).0
+}
+
+#[test]
+fn an_asking_rule_asks_through_the_form_once_then_for_the_session() {
+    let f = Fixture::new();
+    let mut c = connect(&f, OLD);
+    let touch = |name: &str| json!({ "command": format!("true && touch {name}") });
+    let (result, forms) = c.call_answering("run_command", touch("a.md"), &[decide("once")]);
+    assert_eq!(ok(&result)["exit_code"], 0);
+    assert!(f.path("portfolio/a.md").exists());
+    assert_eq!(forms.len(), 1);
+    assert_eq!(
+        forms[0]["message"],
+        "run_command asks to run true && touch a.md, because the rule 'touch ...' asks: it writes a file. Allow it?"
+    );
+    let schema = &forms[0]["requestedSchema"];
+    assert_eq!(schema["required"], json!(["decision"]));
+    assert_eq!(schema["properties"]["decision"]["default"], "deny");
+    // Declined: nothing runs, in the sandbox's words.
+    let (result, _) = c.call_answering("run_command", touch("b.md"), &[decide("deny")]);
+    assert_eq!(refused(&result), "Cannot run 'true && touch b.md': the user declined it.");
+    let (result, _) = c.call_answering("run_command", touch("b.md"), &[json!({ "action": "cancel" })]);
+    assert_eq!(refused(&result), "Cannot run 'true && touch b.md': the command needs the user's approval, which may be requested.");
+    assert!(!f.path("portfolio/b.md").exists());
+    // For the session: the rule's later commands ask no more.
+    let (result, forms) = c.call_answering("run_command", touch("c.md"), &[decide("session")]);
+    assert_eq!((ok(&result)["exit_code"].clone(), forms.len()), (json!(0), 1));
+    let (result, forms) = c.call_answering("run_command", touch("d.md"), &[]);
+    assert_eq!((ok(&result)["exit_code"].clone(), forms.len()), (json!(0), 0));
+    let lines = audit_lines(&f);
+    let decisions: Vec<(&str, Option<&str>, &str)> =
+        lines.iter().map(|l| (l["decision"].as_str().unwrap(), l["scope"].as_str(), l["rule"].as_str().unwrap())).collect();
+    assert_eq!(
+        decisions,
+        [("allow", Some("once"), "touch ..."), ("deny", None, "touch ..."), ("unanswered", None, "touch ..."), ("allow", Some("session"), "touch ...")]
+    );
+    assert!(lines.iter().all(|l| l["operation"] == "run" && l["tool"] == "run_command" && l["via"] == "client"), "{lines:?}");
+}
+
+#[test]
+fn a_forbidden_command_is_an_error_with_the_justification_and_never_asks() {
+    let f = Fixture::new();
+    for revision in [OLD, NEW] {
+        let mut c = connect(&f, revision);
+        let (result, forms) = c.call_answering("run_command", json!({ "command": "true && bash -c 'rm -f notes.md'" }), &[]);
+        assert_eq!(refused(&result), "Cannot run 'true && bash -c 'rm -f notes.md'': the policy forbids 'rm ...': nothing is removed here.");
+        assert!(forms.is_empty());
+        assert!(f.path("portfolio/notes.md").exists());
+    }
+    let lines = audit_lines(&f);
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["decision"] == "refused" && l["reason"] == "forbid"), "{lines:?}");
+}
+
+#[test]
+fn a_client_that_takes_no_forms_is_refused_and_nothing_runs() {
+    let f = Fixture::new();
+    f.file("policy.yaml", POLICY);
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let result = c.call("run_command", json!({ "command": "true && touch e.md" }));
+    assert_eq!(refused(&result), "Cannot run 'true && touch e.md': the command needs the user's approval, which may be requested.");
+    assert!(!f.path("portfolio/e.md").exists());
+}
