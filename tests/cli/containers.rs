@@ -264,3 +264,57 @@ fn check_says_where_shell_commands_run() {
     let (_, stdout, _) = warden(&f, &["check", "plain.yaml"], &[]);
     assert!(stdout.contains("\nshell commands: the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)\n"), "{stdout}");
 }
+
+#[test]
+fn a_kept_sandbox_judges_every_command_by_the_rules_it_was_started_under() {
+    let f = fixture();
+    let rules = "    rules:\n      - { prefix: [touch], decision: forbid, justification: \"nothing is touched here\" }\n      - { prefix: [wget], decision: ask }\n";
+    f.file("policy.yaml", &format!("{CONTAINER_POLICY}{rules}"));
+    let name = format!("rulestest{}", std::process::id());
+    let (status, _, stderr) = warden(&f, &["sandbox", "start", "--policy", "policy.yaml", "--name", &name], &[]);
+    assert_eq!(status, 0, "{stderr}");
+    let run = |args: &[&str]| {
+        let mut all = vec!["exec", "--sandbox", name.as_str(), "--"];
+        all.extend_from_slice(args);
+        warden(&f, &all, &[])
+    };
+    // Without --policy, the rules come from the sandbox itself.
+    let (status, _, stderr) = run(&["sh", "-c", "cd /portfolio && touch made"]);
+    assert_eq!((status, stderr.as_str()), (126, "Cannot run 'cd /portfolio && touch made': the policy forbids 'touch ...': nothing is touched here.\n"));
+    assert!(!f.path("portfolio/made").exists());
+    // Nobody can be asked there: what a rule asks about is refused.
+    let (status, _, stderr) = run(&["wget", "-q", "http://127.0.0.1:9/"]);
+    assert_eq!((status, stderr.as_str()), (126, "Cannot run 'wget -q http://127.0.0.1:9/': the command needs the user's approval, which may be requested.\n"));
+    assert_eq!(run(&["echo", "allowed"]).1, "allowed\n");
+    assert_eq!(warden(&f, &["sandbox", "stop", &name], &[]).0, 0);
+}
+
+#[test]
+fn a_rules_grant_gives_the_command_a_container_of_its_own_with_that_network() {
+    let f = fixture();
+    let port = super::network::server("granted");
+    let rules = format!("    rules:\n      - {{ prefix: [wget], decision: ask, grant: {{ network: {{ allow: [\"127.0.0.1:{port}\"] }} }} }}\n");
+    f.file("policy.yaml", &format!("{CONTAINER_POLICY}{rules}"));
+    let url = format!("http://127.0.0.1:{port}/");
+    let fetch = ["--", "wget", "-q", "-O-", url.as_str()];
+    let exec = |extra: &[&str]| {
+        let mut all = vec!["exec", "--policy", "policy.yaml"];
+        all.extend_from_slice(extra);
+        all.extend_from_slice(&fetch);
+        warden(&f, &all, &[])
+    };
+    let (status, _, stderr) = exec(&[]);
+    assert_eq!(status, 126, "{stderr}");
+    let (status, stdout, stderr) = exec(&["--approve", "exec:wget"]);
+    assert_eq!((status, stdout.as_str()), (0, "granted"), "{stderr}");
+    // A kept sandbox never takes the grant: the granted command runs beside it, in a container of its own.
+    let name = format!("granttest{}", std::process::id());
+    assert_eq!(warden(&f, &["sandbox", "start", "--policy", "policy.yaml", "--name", &name], &[]).0, 0);
+    let (status, stdout, stderr) = exec(&["--sandbox", &name, "--approve", "exec:wget"]);
+    assert_eq!((status, stdout.as_str()), (0, "granted"), "{stderr}");
+    assert_eq!(stderr, format!("warden: the rule's grant runs this command in a container of its own, not in the kept sandbox {name}\n"));
+    // In the kept sandbox itself, the same server has no route.
+    let (status, _, _) = warden(&f, &["exec", "--sandbox", &name, "--", "sh", "-c", &format!("nc -w 2 127.0.0.1 {port} </dev/null")], &[]);
+    assert_ne!(status, 0);
+    assert_eq!(warden(&f, &["sandbox", "stop", &name], &[]).0, 0);
+}

@@ -9,7 +9,7 @@ use std::process::Command;
 use super::{repo, Fixture};
 
 /// A one-line HTTP server on 127.0.0.1; its port.
-fn server(body: &'static str) -> u16 {
+pub(crate) fn server(body: &'static str) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {

@@ -41,8 +41,7 @@ pub struct ShellTool {
     pub definition: Tool,
     /// The policy's command rules, and the network commands get.
     rules: Option<(CommandRules, Network)>,
-    /// Under bubblewrap, where a granted command gets a sandbox of its own;
-    /// `None` in a container, which cannot take a grant yet.
+    /// Where a command a rule grants more network runs: a sandbox of its own.
     granted: Option<Granted>,
 }
 
@@ -146,7 +145,6 @@ impl ShellTool {
             Some(s) => Duration::from_secs_f64(s.min(self.ceiling.as_secs_f64())),
             None => self.ceiling,
         };
-        let mut note = None;
         let granted_sandbox;
         let mut sandbox = sandbox;
         if let Some((rules, network)) = &self.rules {
@@ -162,17 +160,14 @@ impl ShellTool {
                         }
                         Err(message) => return refused(format!("warden: {message}")),
                     },
-                    None => note = Some("warden: a container sandbox cannot take a rule's network grant yet; the command ran with the sandbox's own network\n"),
+                    None => return refused("warden: this server cannot give a rule's network grant; the command was not run".into()),
                 },
             }
         }
         let argv: Vec<OsString> = ["/bin/sh", "-c", &args.command].iter().map(OsString::from).collect();
         match sandbox.execute_argv_cancellable(&argv, args.cwd.as_deref(), timeout, cancel) {
             Err(e) => refused(format!("warden: {e}")),
-            Ok(mut result) => {
-                if let Some(note) = note {
-                    result.stderr.insert_str(0, note);
-                }
+            Ok(result) => {
                 // Past a limit (its time, or the output cap) is an error, as for components.
                 let limited = result.timed_out || result.truncated;
                 let mut out = CallToolResult::structured(serde_json::to_value(CommandResult::from(result)).expect("results serialize"));

@@ -12,7 +12,7 @@ use crate::error::PolicyError;
 use crate::network::Network;
 
 /// The command rules of the program or of a worker.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandRules {
     pub set: RuleSet,
     /// Per rule, in order: the network a command it lets run gets besides the sandbox's.
@@ -158,6 +158,9 @@ fn rule(entry: &Spanned<RuleEntry>, ceiling: Option<&Network>) -> Result<(Rule, 
         RuleEntry::Rule(spec) => spec,
     };
     let prefix = prefix(spec)?;
+    if spec.justification.as_deref().is_some_and(|j| j.trim().is_empty()) {
+        return Err((".justification".into(), "an empty justification explains nothing; leave it out or say why".into()));
+    }
     let rule = Rule { prefix, exact: false, decision: spec.decision.into(), justification: spec.justification.clone() };
     let grant = match spec.grant.as_ref().and_then(|g| g.network.as_ref()) {
         None => None,

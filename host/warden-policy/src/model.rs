@@ -212,10 +212,11 @@ impl Policy {
         }
     }
 
-    /// This policy with `worker`'s network as its own, for a runtime that
-    /// takes the network from the policy it is given.
+    /// This policy with `worker`'s network and command rules as its own, for
+    /// a runtime that takes them from the policy it is given.
     pub fn with_network_of(mut self, worker: Option<&str>) -> Policy {
         self.network = self.network_for(worker).clone();
+        self.shell.rules = self.command_rules_for(worker).cloned();
         self
     }
 

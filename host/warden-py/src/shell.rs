@@ -144,12 +144,12 @@ pub fn exec(sandbox: &Sandbox, py: Python<'_>, argv: Vec<OsString>, timeout: Opt
         let fs = fork.sandbox()?;
         sandbox.adopt(fork)?;
         let shell = match granted {
-            // A grant is this command's alone: a sandbox of its own, never kept.
-            Some(network) if sandbox.policy.shell.container.is_none() => {
-                let policy = Policy { network, ..(*sandbox.policy).clone() };
-                Arc::new(ShellSandbox::with_options(&policy, fs, ProcessCap::start()?, ContainerName::default())?)
+            // A grant is this command's alone: a sandbox (a container) of its own, never kept.
+            Some(network) => {
+                let policy = Policy { network, ..(*sandbox.policy).clone().with_network_of(sandbox.worker.as_deref()) };
+                Arc::new(ShellSandbox::with_options(&policy, fs, ProcessCap::start()?, container_name())?)
             }
-            _ => shell_for(sandbox, fs)?,
+            None => shell_for(sandbox, fs)?,
         };
         let ran = match cancel {
             Some(token) => shell.execute_argv_cancellable(&argv, cwd.as_deref(), timeout, &token.flag)?,

@@ -31,9 +31,12 @@ impl Token {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     pub tokens: Vec<Token>,
-    /// The program was named by a path outside the system folders (`./git`):
-    /// it may be the program its name says, or anything.
-    pub program_by_path: bool,
+    /// The program may not be the one its name says: named by a path outside
+    /// the system folders (`./git`), or run after `PATH`, `LD_PRELOAD` and the
+    /// like were changed. Rules that allow it by name do not apply.
+    pub program_uncertain: bool,
+    /// `PATH`, `LD_*`... set for this command and what it runs.
+    pub lookup_changed: bool,
     /// Run through `sudo` or `doas`: never allowed without a person.
     pub elevated: bool,
     /// The wrappers seen through, outermost first (`env`, `timeout`, `git -C`).
@@ -44,7 +47,8 @@ impl Command {
     pub fn of_words<S: AsRef<str>>(words: &[S]) -> Command {
         Command {
             tokens: words.iter().map(|w| Token::Word(w.as_ref().to_owned())).collect(),
-            program_by_path: false,
+            program_uncertain: false,
+            lookup_changed: false,
             elevated: false,
             seen_through: Vec::new(),
         }
@@ -63,4 +67,14 @@ impl Command {
 pub fn quoted(word: &str) -> String {
     let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
     if safe { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
+}
+
+/// Variables that change which program a name runs, or what runs inside it.
+pub fn changes_lookup(name: &str) -> bool {
+    name.starts_with("LD_") || matches!(name, "PATH" | "BASH_ENV" | "ENV" | "SHELLOPTS" | "BASHOPTS" | "GIT_EXEC_PATH")
+}
+
+/// The variable a `NAME=VALUE` word sets, when it is one.
+pub fn assigned(word: &str) -> Option<&str> {
+    word.split_once('=').map(|(name, _)| name).filter(|n| !n.is_empty() && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()))
 }

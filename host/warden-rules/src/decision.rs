@@ -1,8 +1,8 @@
 //! What a rule decides, ordered so that the strictest is the greatest.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// Runs.
@@ -21,16 +21,6 @@ impl Decision {
             Decision::Allow => "allow",
             Decision::Ask => "ask",
             Decision::Forbid => "forbid",
-        }
-    }
-
-    /// `allow`, `ask` or `forbid`; Codex's `prompt` and `forbidden` are read too.
-    pub fn parse(text: &str) -> Option<Decision> {
-        match text {
-            "allow" => Some(Decision::Allow),
-            "ask" | "prompt" => Some(Decision::Ask),
-            "forbid" | "forbidden" | "deny" => Some(Decision::Forbid),
-            _ => None,
         }
     }
 }

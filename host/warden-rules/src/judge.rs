@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::command::Token;
 use crate::decision::Decision;
@@ -18,6 +18,27 @@ pub struct RuleSet {
     pub unparsed: Decision,
     /// The rules by the program they name, in rule order.
     by_program: HashMap<String, Vec<usize>>,
+}
+
+/// Kept as its rules and settings; the index is made again when read.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    rules: Vec<Rule>,
+    unmatched: Decision,
+    unparsed: Decision,
+}
+
+impl Serialize for RuleSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Stored { rules: self.rules.clone(), unmatched: self.unmatched, unparsed: self.unparsed }.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RuleSet, D::Error> {
+        let stored = Stored::deserialize(deserializer)?;
+        Ok(RuleSet::new(stored.rules, stored.unmatched, stored.unparsed))
+    }
 }
 
 impl PartialEq for RuleSet {

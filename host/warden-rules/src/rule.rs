@@ -1,11 +1,13 @@
 //! A rule: a command prefix, and what to do with a command that starts so.
 
+use serde::{Deserialize, Serialize};
+
 use crate::command::{Command, Token};
 use crate::decision::Decision;
 use crate::split::Split;
 
 /// One rule, checked against every command of a script.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
     /// Each position lists the words it accepts: `[git, [status, diff]]`.
     pub prefix: Vec<Vec<String>>,
@@ -64,10 +66,12 @@ impl Rule {
     /// is never allowed by the rule, and one it may forbid goes to a person,
     /// who sees the command as written.
     pub fn decides(&self, command: &Command) -> Option<Decision> {
-        match self.matches(command) {
-            Match::Surely => Some(self.decision),
-            Match::Possibly if self.decision != Decision::Allow => Some(Decision::Ask),
-            Match::Possibly | Match::No => None,
+        match (self.matches(command), self.decision) {
+            // By name alone: a program that may not be the one its name says is never allowed by it.
+            (Match::Surely, Decision::Allow) if command.program_uncertain => None,
+            (Match::Surely, decision) => Some(decision),
+            (Match::Possibly, Decision::Ask | Decision::Forbid) => Some(Decision::Ask),
+            (Match::Possibly | Match::No, _) => None,
         }
     }
 
@@ -76,9 +80,9 @@ impl Rule {
         split.parts.iter().any(|part| self.decides(&part.command).is_some())
     }
 
-    /// Whether `command` starts with this rule's prefix.
+    /// Whether `command`'s words start with this rule's prefix.
     pub fn matches(&self, command: &Command) -> Match {
-        let mut sure = !command.program_by_path;
+        let mut sure = true;
         for (at, accepted) in self.prefix.iter().enumerate() {
             match command.tokens.get(at) {
                 None => return Match::No,

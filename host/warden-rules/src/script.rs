@@ -52,7 +52,13 @@ impl Walker<'_, '_> {
 
     fn statement(&mut self, node: Node) {
         match node.kind() {
-            "program" | "list" | "pipeline" | "negated_command" => self.children(node),
+            "program" | "list" | "pipeline" | "negated_command" => {
+                // Bash refuses `;;` outside a case statement; tree-sitter lets it pass.
+                if (0..node.child_count()).filter_map(|i| node.child(i)).any(|c| c.kind() == ";;") {
+                    self.split.unparsed("text that is not valid shell syntax: ;;".into());
+                }
+                self.children(node);
+            }
             "comment" | "&&" | "||" | ";" | "|" | "|&" | "&" | "!" | ";;" => {}
             "command" => self.command(node),
             "redirected_statement" => {
@@ -64,8 +70,14 @@ impl Walker<'_, '_> {
                     }
                 }
             }
-            "variable_assignment" | "variable_assignments" => self.substitutions(node),
-            "declaration_command" => self.declaration(node),
+            "variable_assignment" | "variable_assignments" => {
+                self.substitutions(node);
+                self.note_assignments(node);
+            }
+            "declaration_command" => {
+                self.note_assignments(node);
+                self.declaration(node);
+            }
             "command_substitution" | "process_substitution" => {
                 let what = if node.kind() == "command_substitution" { "a command substitution" } else { "a process substitution" };
                 self.split.unparsed(format!("{what}: {}", self.text(node)));
@@ -94,6 +106,21 @@ impl Walker<'_, '_> {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             self.statement(child);
+        }
+    }
+
+    /// Notes the variables `node` (an assignment, or `export A=1 B`) sets for the rest of the script.
+    fn note_assignments(&mut self, node: Node) {
+        if node.kind() == "variable_assignment" || node.kind() == "variable_name" {
+            let name = node.child_by_field_name("name").unwrap_or(node);
+            let name = self.text(name).to_owned();
+            return self.split.assigns(&name);
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if matches!(child.kind(), "variable_assignment" | "variable_name") {
+                self.note_assignments(child);
+            }
         }
     }
 
@@ -175,15 +202,13 @@ impl Walker<'_, '_> {
             "number" => Token::Word(text.to_owned()),
             "raw_string" => Token::Word(text.trim_start_matches('\'').trim_end_matches('\'').to_owned()),
             "string" => {
-                let mut word = String::new();
                 let mut cursor = node.walk();
-                for part in node.named_children(&mut cursor) {
-                    match part.kind() {
-                        "string_content" => word.push_str(&unescape_double_quoted(self.text(part))),
-                        _ => return unknown(),
-                    }
+                if node.named_children(&mut cursor).any(|part| part.kind() != "string_content") {
+                    return unknown();
                 }
-                Token::Word(word)
+                // The text between the quotes, whole: the grammar's pieces leave out the line breaks.
+                let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+                Token::Word(unescape_double_quoted(inner))
             }
             "concatenation" => {
                 let mut word = String::new();

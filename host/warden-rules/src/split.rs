@@ -1,6 +1,6 @@
 //! A command line or script split into the commands the rules judge.
 
-use crate::command::{Command, Token};
+use crate::command::{assigned, changes_lookup, Command, Token};
 
 /// How deep `bash -c 'sh -c "..."'` and `eval` may nest before the rest is unparsed.
 pub const MAX_DEPTH: usize = 8;
@@ -37,6 +37,9 @@ pub struct Split {
     /// What the commands being split now run inside: wrappers, `sudo`.
     inside: Vec<String>,
     elevated: bool,
+    /// An earlier statement (or the caller) set `PATH`, `LD_PRELOAD`...: no
+    /// later program is surely the one its name says.
+    lookup_changed: bool,
 }
 
 impl Split {
@@ -61,9 +64,11 @@ impl Split {
 
     /// Adds `raw`, seen through its wrappers.
     pub fn command(&mut self, raw: RawCommand, depth: usize) {
+        let lookup_changed = self.lookup_changed || raw.assignments.iter().any(|a| assigned(a).is_some_and(changes_lookup));
         let mut command = Command {
             tokens: raw.tokens,
-            program_by_path: false,
+            program_uncertain: false,
+            lookup_changed,
             elevated: self.elevated,
             seen_through: self.inside.clone(),
         };
@@ -83,10 +88,16 @@ impl Split {
         if depth >= MAX_DEPTH {
             return self.unparsed(format!("scripts nested more than {MAX_DEPTH} deep"));
         }
-        let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated);
+        let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated, self.lookup_changed);
         self.inside.push(outer.shown());
         self.elevated = outer.elevated;
+        self.lookup_changed = outer.lookup_changed;
         crate::script::split_script(script, depth + 1, self);
-        (self.inside, self.elevated) = saved;
+        (self.inside, self.elevated, self.lookup_changed) = saved;
+    }
+
+    /// A statement set `name` for the rest of the script.
+    pub fn assigns(&mut self, name: &str) {
+        self.lookup_changed |= changes_lookup(name);
     }
 }

@@ -3,7 +3,7 @@
 //! `busybox`, `bash -c`, `eval`, a program named by a system path, and git's
 //! global options.
 
-use crate::command::{Command, Token};
+use crate::command::{assigned, changes_lookup, Command, Token};
 use crate::split::{Layer, Split};
 
 /// Folders whose programs are the ones their names say.
@@ -110,7 +110,7 @@ fn skip_options(tokens: &[Token], options: &Options) -> Result<Option<usize>, St
             i += consumed;
             continue;
         }
-        if options.assignments && is_assignment(word) {
+        if options.assignments && assigned(word).is_some() {
             i += 1;
             continue;
         }
@@ -124,10 +124,6 @@ fn skip_options(tokens: &[Token], options: &Options) -> Result<Option<usize>, St
         }
     }
     Ok((i < tokens.len()).then_some(i))
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()))
 }
 
 /// Adds `command` to `split` as the rules should see it, with every layer
@@ -148,6 +144,9 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                 Ok(None) => return split.push(command, Layer::Command),
                 Ok(Some(start)) => {
                     let mut inner = command.tokens[start..].to_vec();
+                    if name == "env" {
+                        command.lookup_changed |= command.tokens[1..start].iter().any(|t| t.word().and_then(assigned).is_some_and(changes_lookup));
+                    }
                     if name == "xargs" {
                         inner = xargs_command(&command.tokens[1..start], inner);
                     }
@@ -156,7 +155,7 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                     let wrapper = shown(&command.tokens[..start]);
                     command.seen_through.push(wrapper);
                     command.tokens = inner;
-                    command.program_by_path = false;
+                    command.program_uncertain = false;
                     continue;
                 }
             }
@@ -190,12 +189,14 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                     let mut run = command.clone();
                     run.seen_through.push("find -exec".to_owned());
                     run.tokens = tokens;
-                    run.program_by_path = false;
+                    run.program_uncertain = false;
                     see_through(run, depth, split);
                 }
                 return;
             }
             shell if SHELLS.contains(&shell) => return shell_command(command, depth, split),
+            "source" | "." => split.unparsed(format!("{name} runs a script Warden cannot read, in the shell itself: {}", command.shown())),
+            "alias" | "unalias" | "hash" | "enable" => split.unparsed(format!("{name} changes what a command name runs: {}", command.shown())),
             _ => {}
         }
         if let Some(reason) = interpreter_reason(&name, &command.tokens) {
@@ -208,19 +209,20 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
 /// The program's name as the rules know it: `/usr/bin/git` is `git`; a
 /// program named by another path (`./git`) keeps its name but may be anything.
 fn name_program(command: &mut Command, program: &str) -> String {
+    command.program_uncertain |= command.lookup_changed;
     let Some((folder, name)) = program.rsplit_once('/') else { return program.to_owned() };
     let folder = if folder.is_empty() { "/" } else { folder };
     if SYSTEM_FOLDERS.contains(&folder) && !name.is_empty() {
         command.seen_through.push(program.to_owned());
     } else {
-        command.program_by_path = true;
+        command.program_uncertain = true;
     }
     command.tokens[0] = Token::Word(name.to_owned());
     name.to_owned()
 }
 
 fn shown(tokens: &[Token]) -> String {
-    Command { tokens: tokens.to_vec(), program_by_path: false, elevated: false, seen_through: Vec::new() }.shown()
+    Command { tokens: tokens.to_vec(), program_uncertain: false, lookup_changed: false, elevated: false, seen_through: Vec::new() }.shown()
 }
 
 /// The command `xargs` runs: its words, then the words it reads.

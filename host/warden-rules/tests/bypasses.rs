@@ -250,3 +250,33 @@ fn claude_code_rules_read_as_allow_prefixes_or_exact_commands() {
         "'Bash(rm $(x):*)': only plain words and a trailing :* are understood"
     );
 }
+
+/// The same rules, with commands no rule names asked about: what an allow rule lets through shows.
+fn allowlist() -> RuleSet {
+    let rules = rules();
+    RuleSet::new(rules.rules().to_vec(), Decision::Ask, Decision::Ask)
+}
+
+#[test]
+fn a_changed_path_or_preload_makes_no_program_the_one_its_name_says() {
+    let allow = |s: &str| allowlist().judge_script(s).decision;
+    assert_eq!(allow("cat notes.md"), Decision::Allow);
+    // Codex's heredoc bypass: an allowed name run from another PATH.
+    assert_eq!(allow("PATH=/tmp/evil:$PATH cat <<'EOF'\nhello\nEOF"), Decision::Ask);
+    assert_eq!(allow("export PATH=/tmp/evil; git status"), Decision::Ask);
+    assert_eq!(allow("LD_PRELOAD=/tmp/x.so /usr/bin/git status"), Decision::Ask);
+    assert_eq!(allow("env PATH=/tmp/evil git status"), Decision::Ask);
+    assert_eq!(allow("PATH=/tmp/evil bash -c 'git status'"), Decision::Ask);
+    // Other variables change nothing of the sort.
+    assert_eq!(allow("LANG=C git status"), Decision::Allow);
+    // A forbid rule still applies to the program whatever runs it.
+    assert_eq!(script("PATH=/tmp/evil rm -rf /"), Decision::Forbid);
+}
+
+#[test]
+fn sourcing_a_script_or_redefining_names_is_unparsed() {
+    asked(". ./env.sh && git status");
+    asked("source venv/bin/activate");
+    asked("alias ls=rm; ls -rf /");
+    asked("hash -p /tmp/evil/git git; git status");
+}

@@ -285,6 +285,7 @@ fn start_container(
         placeholders: held.placeholders(),
         covers: shield.covered().into_iter().map(crate::container::Cover::of).collect(),
         plan: plan.clone(),
+        rules: policy.shell.rules.clone(),
         runner: false,
     };
     let sandbox = ContainerSandbox::start(StartRequest {

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use warden_fs::approval::{CommandLine, CommandVerdict};
+use warden_fs::approval::{judge_unattended, CommandLine, CommandVerdict};
 use warden_shell::container::{ContainerSandbox, Owner};
 use warden_shell::{ContainerName, ExecutionResult, ShellError, ShellSandbox};
 
@@ -21,6 +21,13 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
                 return Err(Failure::usage("--worker needs --policy: a kept sandbox runs the worker it was started with"));
             }
             let sandbox = ContainerSandbox::attach(name, true).map_err(shell_failure)?;
+            // The rules it was started under, with nobody to ask: what they would ask about is refused.
+            if let Some(rules) = &sandbox.settings().rules {
+                let argv: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+                if let CommandVerdict::Refused(text) = judge_unattended(rules, CommandLine::Argv(&argv)) {
+                    return Err(Failure { status: Failure::NOT_RUN, message: text });
+                }
+            }
             let timeout = given_timeout.or(sandbox.settings().timeout).unwrap_or(DEFAULT_TIMEOUT);
             sandbox.run(&args.command, args.cwd.as_deref(), timeout).map_err(shell_failure)?
         }
@@ -36,7 +43,7 @@ pub fn run(args: ExecArgs) -> Result<(), Failure> {
 
 /// Runs the command under `policy`, in a sandbox of its own, or in the kept
 /// sandbox `container` names when that runs with the policy's settings.
-fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>, container: ContainerName) -> Result<ExecutionResult, Failure> {
+fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<Duration>, mut container: ContainerName) -> Result<ExecutionResult, Failure> {
     // Its cgroup is made on a thread of its own while the policy loads.
     let cap = warden_shell::ProcessCap::start()?;
     let mut policy = warden_policy::load(policy)?.with_network_of(args.worker.as_deref());
@@ -48,7 +55,14 @@ fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<D
         let line = CommandLine::Argv(&command_line);
         match approvals.session.judge_command(rules, line, Some("warden exec"), &policy.network)? {
             CommandVerdict::Refused(text) => return Err(Failure { status: Failure::NOT_RUN, message: text }),
-            CommandVerdict::Run { network: Some(granted) } => policy.network = granted,
+            CommandVerdict::Run { network: Some(granted) } => {
+                policy.network = granted;
+                // A grant is this command's alone: never given to a kept container, which outlives it.
+                if container.owner == Owner::Kept {
+                    eprintln!("warden: the rule's grant runs this command in a container of its own, not in the kept sandbox {}", container.name);
+                    container = ContainerName { name: "exec".into(), owner: Owner::ThisProcess };
+                }
+            }
             CommandVerdict::Run { network: None } => {}
         }
     }

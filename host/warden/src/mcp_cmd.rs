@@ -147,18 +147,21 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
         ShellSandbox::with_options(&shell_policy, fs.try_clone()?, ProcessCap::start()?, container).map_err(|e| Failure::usage(format!("warden: {e}")))
     };
     let ceiling = policy.limits.timeout;
+    // A command a rule grants more network runs in a sandbox of its own (a container, under that backend), never kept.
+    let granted: Granted = {
+        let (policy, fs) = (shell_policy.clone(), fs.try_clone()?);
+        let made = std::sync::atomic::AtomicU64::new(0);
+        Box::new(move |network| {
+            let granted = warden_policy::Policy { network: network.clone(), ..policy.clone() };
+            let container = ContainerName { name: format!("mcp-grant{}", made.fetch_add(1, std::sync::atomic::Ordering::Relaxed)), owner: Owner::ThisProcess };
+            let cap = ProcessCap::start().map_err(|e| e.to_string())?;
+            ShellSandbox::with_options(&granted, fs.try_clone().map_err(|e| e.to_string())?, cap, container).map_err(|e| e.to_string())
+        })
+    };
     let rules = shell_policy.command_rules_for(worker_name.as_deref()).cloned().map(|r| (r, shell_policy.network.clone()));
     Ok(match (&shell_policy.shell.container, &args.sandbox) {
         (None, Some(_)) => return Err(Failure::usage("--sandbox names a kept container sandbox; this policy has no `shell: { backend: container }`")),
-        (None, None) => {
-            let (policy, fs) = (shell_policy.clone(), fs.try_clone()?);
-            let granted: Granted = Box::new(move |network| {
-                let granted = warden_policy::Policy { network: network.clone(), ..policy.clone() };
-                let cap = ProcessCap::start().map_err(|e| e.to_string())?;
-                ShellSandbox::with_options(&granted, fs.try_clone().map_err(|e| e.to_string())?, cap, ContainerName::default()).map_err(|e| e.to_string())
-            });
-            return Ok(ShellTool::shared(shared(ContainerName::default())?, ceiling, network).with_rules(rules, Some(granted)));
-        }
+        (None, None) => ShellTool::shared(shared(ContainerName::default())?, ceiling, network),
         (Some(_), Some(name)) => {
             crate::sandbox_cmd::check_name(name)?;
             ShellTool::shared(shared(ContainerName { name: name.clone(), owner: Owner::Kept })?, ceiling, network)
@@ -174,5 +177,5 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
             ShellTool::per_client(make, writes, ceiling, network)
         }
     }
-    .with_rules(rules, None))
+    .with_rules(rules, Some(granted)))
 }

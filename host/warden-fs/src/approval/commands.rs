@@ -89,6 +89,23 @@ impl CommandRequest {
     }
 }
 
+/// Judges `line` where nobody can be asked and nothing logged (a kept
+/// sandbox run without its policy): what the rules allow runs; what they
+/// forbid, or would ask about, is refused in the same words as elsewhere.
+pub fn judge_unattended(rules: &CommandRules, line: CommandLine) -> CommandVerdict {
+    let judged = line.judge(rules);
+    let command = line.shown();
+    match judged.decision {
+        Decision::Allow => CommandVerdict::Run { network: None },
+        Decision::Forbid => CommandVerdict::Refused(forbidden(rules, &judged, &command)),
+        Decision::Ask => CommandVerdict::Refused(needs_approval(&command)),
+    }
+}
+
+fn needs_approval(command: &str) -> String {
+    format!("Cannot run {}: the command needs the user's approval, which may be requested.", single_quoted(command))
+}
+
 /// What becomes of a command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommandVerdict {
@@ -122,10 +139,7 @@ impl ApprovalSession {
                 match answer {
                     Answer::Allow { .. } => Ok(run()),
                     Answer::Deny => Ok(CommandVerdict::Refused(format!("Cannot run {}: the user declined it.", single_quoted(&command)))),
-                    Answer::Unanswered | Answer::Deferred => Ok(CommandVerdict::Refused(format!(
-                        "Cannot run {}: the command needs the user's approval, which may be requested.",
-                        single_quoted(&command)
-                    ))),
+                    Answer::Unanswered | Answer::Deferred => Ok(CommandVerdict::Refused(needs_approval(&command))),
                 }
             }
         }

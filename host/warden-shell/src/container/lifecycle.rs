@@ -54,6 +54,10 @@ pub struct ExecSettings {
     /// there (device, inode; a symlink's target). Filled in once it runs.
     #[serde(default)]
     pub covers: Vec<Cover>,
+    /// The command rules it was started under (the worker's, if one), judged
+    /// before each command run in it, by whichever process runs it.
+    #[serde(default)]
+    pub rules: Option<warden_policy::CommandRules>,
     /// The container's main process is the runner, which starts its commands.
     /// A sandbox made before Warden had one has none, and is refused.
     #[serde(default)]
