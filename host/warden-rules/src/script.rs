@@ -29,6 +29,14 @@ pub fn split_script(script: &str, depth: usize, split: &mut Split) {
     if script.contains('\0') {
         return split.unparsed("the script holds a NUL byte".into());
     }
+    // Bash joins `g\<newline>it` into one word before it reads the script; the grammar sees two.
+    let bytes = script.as_bytes();
+    let joins = (1..bytes.len().saturating_sub(1)).any(|i| {
+        bytes[i] == b'\\' && bytes[i + 1] == b'\n' && !bytes[i - 1].is_ascii_whitespace() && bytes.get(i + 2).is_some_and(|b| !b.is_ascii_whitespace())
+    });
+    if joins {
+        split.unparsed("a line break inside a word (backslash-newline), which bash joins".into());
+    }
     let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(script, None)) else {
         return split.unparsed("the script could not be parsed".into());
     };
@@ -126,6 +134,11 @@ impl Walker<'_, '_> {
 
     /// Judges the commands inside substitutions at or anywhere below `node`.
     fn substitutions(&mut self, node: Node) {
+        // Most words hold none: a look at their text spares walking their nodes.
+        let text = &self.src[node.start_byte()..node.end_byte()];
+        if !text.windows(2).any(|w| matches!(w, b"$(" | b"<(" | b">(")) && !text.contains(&b'`') {
+            return;
+        }
         if matches!(node.kind(), "command_substitution" | "process_substitution") {
             return self.statement(node);
         }
@@ -245,6 +258,8 @@ fn unescape_word(text: &str) -> Option<String> {
                 Some(next) => word.push(next),
             },
             '*' | '?' | '[' => return None,
+            // An extended glob (`@(a|b)`, `+(x)`), under `shopt -s extglob`.
+            '(' if word.ends_with(['@', '+', '!']) => return None,
             '{' => {
                 braces = true;
                 word.push(c);

@@ -197,6 +197,7 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
             shell if SHELLS.contains(&shell) => return shell_command(command, depth, split),
             "source" | "." => split.unparsed(format!("{name} runs a script Warden cannot read, in the shell itself: {}", command.shown())),
             "alias" | "unalias" | "hash" | "enable" => split.unparsed(format!("{name} changes what a command name runs: {}", command.shown())),
+            "shopt" => split.unparsed(format!("shopt changes how the shell reads the words that follow: {}", command.shown())),
             _ => {}
         }
         if let Some(reason) = interpreter_reason(&name, &command.tokens) {

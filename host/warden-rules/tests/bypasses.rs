@@ -280,3 +280,20 @@ fn sourcing_a_script_or_redefining_names_is_unparsed() {
     asked("alias ls=rm; ls -rf /");
     asked("hash -p /tmp/evil/git git; git status");
 }
+
+#[test]
+fn a_line_break_inside_a_word_is_unparsed_and_between_words_is_space() {
+    asked("g\\\nit status; gi\\\nt pu\\\nsh");
+    let judged = rules().judge_script("g\\\nit push");
+    assert_eq!(judged.unparsed, ["a line break inside a word (backslash-newline), which bash joins"]);
+    asked("git \\\npush");
+    assert_eq!(script("git \\\n  status"), Decision::Allow);
+    // A comment ends at its line: the next line runs, and is judged.
+    asked("# a comment \\\ngit push");
+}
+
+#[test]
+fn shell_options_that_change_how_words_are_read_are_unparsed() {
+    asked("shopt -s extglob; git pu@(sh)");
+    asked("git +(push)");
+}

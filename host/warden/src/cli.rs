@@ -124,8 +124,11 @@ pub enum Command {
     /// Reads the audit log that `--audit` (or the policy's `audit:`) wrote. Grants
     /// "for this session" of folders outside the mounts become new mounts; grants
     /// inside a mount with approval rules become comments naming the rule to drop.
-    /// Grants given once, denials and unanswered requests are left out. Review the
-    /// snippet before adding it to a policy: nothing is changed by this command.
+    /// Grants given once, denials and unanswered requests are left out. Commands a
+    /// person allowed become command rules: an asking rule approved for the session
+    /// is named (make it `decision: allow`), and a single command no rule named
+    /// becomes an allow rule of its program and subcommand. Review the snippet
+    /// before adding it to a policy: nothing is changed by this command.
     Suggest {
         /// The audit log (JSON lines).
         #[arg(long, value_name = "FILE")]
