@@ -32,7 +32,9 @@ pub fn split_script(script: &str, depth: usize, split: &mut Split) {
     // Bash joins `g\<newline>it` into one word before it reads the script; the grammar sees two.
     let bytes = script.as_bytes();
     let joins = (1..bytes.len().saturating_sub(1)).any(|i| {
-        bytes[i] == b'\\' && bytes[i + 1] == b'\n' && !bytes[i - 1].is_ascii_whitespace() && bytes.get(i + 2).is_some_and(|b| !b.is_ascii_whitespace())
+        // A blank before it ends the word, unless that blank is escaped itself (`a\ \<newline>b`).
+        let blank_before = bytes[i - 1].is_ascii_whitespace() && !(i >= 2 && bytes[i - 2] == b'\\');
+        bytes[i] == b'\\' && bytes[i + 1] == b'\n' && !blank_before && bytes.get(i + 2).is_some_and(|b| !b.is_ascii_whitespace())
     });
     if joins {
         split.unparsed("a line break inside a word (backslash-newline), which bash joins".into());
@@ -65,17 +67,33 @@ impl Walker<'_, '_> {
                 if (0..node.child_count()).filter_map(|i| node.child(i)).any(|c| c.kind() == ";;") {
                     self.split.unparsed("text that is not valid shell syntax: ;;".into());
                 }
+                self.check_gaps(node);
                 self.children(node);
             }
-            "comment" | "&&" | "||" | ";" | "|" | "|&" | "&" | "!" | ";;" => {}
-            "command" => self.command(node),
+            "comment" => self.comment(node),
+            "&&" | "||" | ";" | "|" | "|&" | "&" | "!" | ";;" => {}
+            "command" => self.command(node, &[]),
             "redirected_statement" => {
+                self.check_gaps(node);
                 let mut cursor = node.walk();
-                for child in node.named_children(&mut cursor) {
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                let (mut body, mut words) = (None, Vec::new());
+                for child in children {
                     match child.kind() {
-                        "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(child),
+                        "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
+                        _ if body.is_none() => body = Some(child),
                         _ => self.statement(child),
                     }
+                }
+                match body {
+                    Some(body) if body.kind() == "command" => self.command(body, &words),
+                    Some(body) => {
+                        if !words.is_empty() {
+                            self.split.unparsed(format!("words after a redirection of {}", first_line(self.text(body))));
+                        }
+                        self.statement(body);
+                    }
+                    None => {}
                 }
             }
             "variable_assignment" | "variable_assignments" => {
@@ -106,6 +124,44 @@ impl Walker<'_, '_> {
                 };
                 self.split.unparsed(format!("{what}: {}", first_line(self.text(node))));
                 self.children(node);
+            }
+        }
+    }
+
+    /// A comment ends at its line in bash, backslash or not; the grammar runs
+    /// one that ends in a backslash on into the next line.
+    fn comment(&mut self, node: Node) {
+        if self.text(node).ends_with('\\') {
+            self.split.unparsed(format!("a comment that ends in a backslash: {}", self.text(node)));
+        }
+    }
+
+    /// Text inside `node` that none of its children covers must be blank:
+    /// where the grammar skipped something else (it drops a leading `\ `,
+    /// which bash reads as a word of its own), bash may read a word it did not.
+    fn check_gaps(&mut self, node: Node) {
+        let mut at = node.start_byte();
+        let mut gaps = Vec::new();
+        for i in 0..node.child_count() {
+            let Some(child) = node.child(i) else { continue };
+            gaps.push(at..child.start_byte());
+            at = child.end_byte();
+            // An operator that took more text than itself (`-C<<` read as `<<`).
+            if !child.is_named() && self.text(child) != child.kind() {
+                self.split.unparsed(format!("text the grammar does not read as bash does: {:?}", self.text(child)));
+            }
+        }
+        gaps.push(at..node.end_byte());
+        for gap in gaps {
+            let text = &self.src[gap.start.min(gap.end)..gap.end];
+            let blank = text.iter().enumerate().all(|(i, &b)| match b {
+                b' ' | b'\t' | b'\n' | b'\r' => true,
+                b'\\' => text.get(i + 1) == Some(&b'\n'),
+                _ => false,
+            });
+            if !blank {
+                let skipped = String::from_utf8_lossy(text).into_owned();
+                self.split.unparsed(format!("text the grammar does not read as bash does: {skipped:?}"));
             }
         }
     }
@@ -148,45 +204,111 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn redirect(&mut self, node: Node) {
-        self.substitutions(node);
-        if node.kind() != "file_redirect" {
-            return;
+    /// Checks a redirection, and judges the commands the grammar put inside
+    /// it (`cat <<E && git push` holds `git push`); returns the words after
+    /// its target, which bash passes to the command (`git >out push` is `git push`).
+    fn redirect<'t>(&mut self, node: Node<'t>) -> Vec<Node<'t>> {
+        self.check_gaps(node);
+        // `-C2>&1` is the word `-C2` to bash: a descriptor number counts only as a word of its own.
+        let touches = node.prev_sibling().is_some_and(|before| before.end_byte() == node.start_byte());
+        if touches && node.child(0).is_some_and(|c| c.kind() == "file_descriptor") {
+            self.split.unparsed(format!("a descriptor number joined to the word before it: {}", self.text(node)));
         }
-        let Some(target) = node.child_by_field_name("destination").or_else(|| node.named_children(&mut node.walk()).last()) else { return };
-        match self.token(target) {
-            Token::Word(w) if w.starts_with("/dev/tcp/") || w.starts_with("/dev/udp/") => {
-                self.split.unparsed(format!("a redirection to a network socket: {}", self.text(node)));
+        let mut words = Vec::new();
+        // The target's pieces: those that touch are one word (`out'#'` is the file `out#`).
+        let mut target: Vec<Node<'t>> = Vec::new();
+        let mut cursor = node.walk();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                // Bash reads `-C2>&1` as the word `-C2` and `>&1`; the grammar, as descriptor `-C2`.
+                "file_descriptor" if !self.text(child).bytes().all(|b| b.is_ascii_digit()) => {
+                    self.split.unparsed(format!("a redirection the grammar does not read as bash does: {}", self.text(node)));
+                }
+                "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
+                "heredoc_body" => self.substitutions(child),
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
+                kind if is_word(kind) => {
+                    self.substitutions(child);
+                    let joins_target = target.last().is_some_and(|t| t.end_byte() == child.start_byte()) && words.is_empty();
+                    if (target.is_empty() && node.kind() != "heredoc_redirect") || joins_target {
+                        target.push(child);
+                    } else {
+                        words.push(child);
+                    }
+                }
+                _ => self.statement(child),
             }
-            Token::Word(_) => {}
-            Token::Unknown(_) if target.kind() == "number" => {}
-            Token::Unknown(w) => self.split.unparsed(format!("a redirection to a place known only when it runs: {w}")),
         }
+        if node.kind() == "file_redirect" && !target.is_empty() {
+            let descriptor = target.len() == 1 && target[0].kind() == "number";
+            match self.tokens(&target).pop() {
+                Some(Token::Word(w)) if w.starts_with("/dev/tcp/") || w.starts_with("/dev/udp/") => {
+                    self.split.unparsed(format!("a redirection to a network socket: {}", self.text(node)));
+                }
+                Some(Token::Unknown(w)) if !descriptor => self.split.unparsed(format!("a redirection to a place known only when it runs: {w}")),
+                _ => {}
+            }
+        }
+        words
     }
 
-    fn command(&mut self, node: Node) {
+    /// A simple command, with `more` words a redirection after it held.
+    fn command(&mut self, node: Node, more: &[Node]) {
+        self.check_gaps(node);
         let mut raw = RawCommand::default();
+        let mut words = Vec::new();
         let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
             match child.kind() {
-                "variable_assignment" => {
+                // Before the program, it sets a variable; after it, bash passes it as a word.
+                "variable_assignment" if words.is_empty() => {
                     self.substitutions(child);
                     raw.assignments.push(self.text(child).to_owned());
                 }
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(child),
-                "comment" => {}
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
+                "comment" => self.comment(child),
                 "command_name" => {
                     self.substitutions(child);
-                    let name = child.named_child(0).unwrap_or(child);
-                    raw.tokens.push(self.token(name));
+                    words.push(child.named_child(0).unwrap_or(child));
                 }
                 _ => {
                     self.substitutions(child);
-                    raw.tokens.push(self.token(child));
+                    words.push(child);
                 }
             }
         }
+        words.extend_from_slice(more);
+        raw.tokens = self.tokens(&words);
         self.split.command(raw, self.depth);
+    }
+
+    /// The tokens of `words`, in order; words the grammar read apart that
+    /// touch (`'git'\#`) are one word to bash.
+    fn tokens(&mut self, words: &[Node]) -> Vec<Token> {
+        let mut tokens: Vec<Token> = Vec::new();
+        let mut end = None;
+        for word in words {
+            // A bare word never holds a line break to bash: the grammar ran two lines together.
+            let text = self.text(*word).as_bytes();
+            if word.kind() == "word" && text.iter().enumerate().any(|(i, &b)| b == b'\n' && (i == 0 || text[i - 1] != b'\\')) {
+                let shown = self.text(*word).to_owned();
+                self.split.unparsed(format!("text the grammar does not read as bash does: {shown:?}"));
+            }
+            let token = self.token(*word);
+            let token = match tokens.pop() {
+                Some(last) if end == Some(word.start_byte()) => joined(last, token),
+                Some(last) => {
+                    tokens.push(last);
+                    token
+                }
+                None => token,
+            };
+            tokens.push(token);
+            end = Some(word.end_byte());
+        }
+        tokens
     }
 
     /// `export A=1 B`, `local x`, `readonly`, `declare`: judged as the command they are.
@@ -239,6 +361,23 @@ impl Walker<'_, '_> {
             }
             _ => unknown(),
         }
+    }
+}
+
+/// Whether a node of this kind is a word (or stands for one).
+fn is_word(kind: &str) -> bool {
+    matches!(
+        kind,
+        "word" | "string" | "raw_string" | "concatenation" | "number" | "simple_expansion" | "expansion" | "command_substitution"
+            | "process_substitution" | "ansi_c_string" | "translated_string" | "arithmetic_expansion"
+    )
+}
+
+/// Two words the grammar read apart that bash reads as one.
+fn joined(first: Token, second: Token) -> Token {
+    match (first, second) {
+        (Token::Word(a), Token::Word(b)) => Token::Word(a + &b),
+        (a, b) => Token::Unknown(format!("{}{}", a.shown(), b.shown())),
     }
 }
 

@@ -297,3 +297,27 @@ fn shell_options_that_change_how_words_are_read_are_unparsed() {
     asked("shopt -s extglob; git pu@(sh)");
     asked("git +(push)");
 }
+
+/// Where tree-sitter-bash reads a script otherwise than bash (found by `against_bash`).
+#[test]
+fn words_the_grammar_hangs_on_a_redirection_are_the_commands_arguments() {
+    asked("git 2>&1 push");
+    asked("git >/dev/null push origin");
+    asked(">out git push");
+    assert_eq!(rules().judge_script("git >out'#'\\# status").decision, Decision::Allow);
+}
+
+#[test]
+fn commands_the_grammar_puts_inside_a_heredoc_are_judged() {
+    asked("cat <<E && git push\nx\nE");
+    asked("cat <<E | sh\ngit push\nE");
+    assert_eq!(script("cat <<E && rm -rf /\nx\nE"), Decision::Forbid);
+}
+
+#[test]
+fn text_the_grammar_reads_otherwise_than_bash_is_unparsed() {
+    for script in ["git -C2>&1 status", "git -C<<E status\nx\nE", "git \\ status", "git # note \\\n\\rm -rf /", "E\n\\git status"] {
+        let judged = rules().judge_script(script);
+        assert!(!judged.unparsed.is_empty() && judged.decision >= Decision::Ask, "{script:?}: {judged:#?}");
+    }
+}
