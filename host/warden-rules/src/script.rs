@@ -63,28 +63,19 @@ impl Walker<'_, '_> {
     fn statement(&mut self, node: Node) {
         match node.kind() {
             "program" | "list" | "pipeline" | "negated_command" => {
-                // Bash refuses `;;` outside a case statement; tree-sitter lets it pass.
-                if (0..node.child_count()).filter_map(|i| node.child(i)).any(|c| c.kind() == ";;") {
-                    self.split.unparsed("text that is not valid shell syntax: ;;".into());
-                }
-                self.check_gaps(node);
-                self.children(node);
+                // Also refuses `;;`, which bash refuses outside a case statement and tree-sitter lets pass.
+                self.each_child(node, |walker, child| walker.statement(child));
             }
             "comment" => self.comment(node),
             "&&" | "||" | ";" | "|" | "|&" | "&" | "!" | ";;" => {}
             "command" => self.command(node, &[]),
             "redirected_statement" => {
-                self.check_gaps(node);
-                let mut cursor = node.walk();
-                let children: Vec<Node> = node.named_children(&mut cursor).collect();
                 let (mut body, mut words) = (None, Vec::new());
-                for child in children {
-                    match child.kind() {
-                        "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
-                        _ if body.is_none() => body = Some(child),
-                        _ => self.statement(child),
-                    }
-                }
+                self.each_child(node, |walker, child| match child.kind() {
+                    "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(walker.redirect(child)),
+                    _ if body.is_none() => body = Some(child),
+                    _ => walker.statement(child),
+                });
                 match body {
                     Some(body) if body.kind() == "command" => self.command(body, &words),
                     Some(body) => {
@@ -136,33 +127,42 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// Text inside `node` that none of its children covers must be blank:
-    /// where the grammar skipped something else (it drops a leading `\ `,
-    /// which bash reads as a word of its own), bash may read a word it did not.
-    fn check_gaps(&mut self, node: Node) {
+    /// Calls `visit` with each named child of `node`, and checks on the way
+    /// that text inside `node` none of its children covers is blank: where
+    /// the grammar skipped something else (it drops a leading `\ `, which
+    /// bash reads as a word of its own), bash may read a word it did not.
+    fn each_child<'t>(&mut self, node: Node<'t>, mut visit: impl FnMut(&mut Self, Node<'t>)) {
         let mut at = node.start_byte();
-        let mut gaps = Vec::new();
-        for i in 0..node.child_count() {
-            let Some(child) = node.child(i) else { continue };
-            gaps.push(at..child.start_byte());
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.check_blank(at, child.start_byte());
             at = child.end_byte();
+            if child.is_named() {
+                visit(self, child);
+                continue;
+            }
+            let kind = child.kind();
             // An operator that took more text than itself (`-C<<` read as `<<`).
-            if !child.is_named() && self.text(child) != child.kind() {
+            if self.text(child) != kind {
                 self.split.unparsed(format!("text the grammar does not read as bash does: {:?}", self.text(child)));
             }
-        }
-        gaps.push(at..node.end_byte());
-        for gap in gaps {
-            let text = &self.src[gap.start.min(gap.end)..gap.end];
-            let blank = text.iter().enumerate().all(|(i, &b)| match b {
-                b' ' | b'\t' | b'\n' | b'\r' => true,
-                b'\\' => text.get(i + 1) == Some(&b'\n'),
-                _ => false,
-            });
-            if !blank {
-                let skipped = String::from_utf8_lossy(text).into_owned();
-                self.split.unparsed(format!("text the grammar does not read as bash does: {skipped:?}"));
+            if kind == ";;" && node.kind() != "case_item" {
+                self.split.unparsed("text that is not valid shell syntax: ;;".into());
             }
+        }
+        self.check_blank(at, node.end_byte());
+    }
+
+    fn check_blank(&mut self, from: usize, to: usize) {
+        let text = &self.src[from.min(to)..to];
+        let blank = text.iter().enumerate().all(|(i, &b)| match b {
+            b' ' | b'\t' | b'\n' | b'\r' => true,
+            b'\\' => text.get(i + 1) == Some(&b'\n'),
+            _ => false,
+        });
+        if !blank {
+            let skipped = String::from_utf8_lossy(text).into_owned();
+            self.split.unparsed(format!("text the grammar does not read as bash does: {skipped:?}"));
         }
     }
 
@@ -208,38 +208,36 @@ impl Walker<'_, '_> {
     /// it (`cat <<E && git push` holds `git push`); returns the words after
     /// its target, which bash passes to the command (`git >out push` is `git push`).
     fn redirect<'t>(&mut self, node: Node<'t>) -> Vec<Node<'t>> {
-        self.check_gaps(node);
-        // `-C2>&1` is the word `-C2` to bash: a descriptor number counts only as a word of its own.
-        let touches = node.prev_sibling().is_some_and(|before| before.end_byte() == node.start_byte());
-        if touches && node.child(0).is_some_and(|c| c.kind() == "file_descriptor") {
-            self.split.unparsed(format!("a descriptor number joined to the word before it: {}", self.text(node)));
+        // Digits right before the operator, standing alone, are a descriptor number to bash
+        // (`x\<newline> 2>&1`); the grammar may have read them as a word of the command.
+        let start = node.start_byte();
+        let digits = self.src[..start].iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 && self.src[..start - digits].last().is_none_or(|b| b.is_ascii_whitespace()) {
+            self.split.unparsed(format!("a descriptor number the grammar does not read as bash does: {}", self.text(node)));
         }
         let mut words = Vec::new();
         // The target's pieces: those that touch are one word (`out'#'` is the file `out#`).
         let mut target: Vec<Node<'t>> = Vec::new();
-        let mut cursor = node.walk();
-        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-        for child in children {
-            match child.kind() {
-                // Bash reads `-C2>&1` as the word `-C2` and `>&1`; the grammar, as descriptor `-C2`.
-                "file_descriptor" if !self.text(child).bytes().all(|b| b.is_ascii_digit()) => {
-                    self.split.unparsed(format!("a redirection the grammar does not read as bash does: {}", self.text(node)));
-                }
-                "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
-                "heredoc_body" => self.substitutions(child),
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
-                kind if is_word(kind) => {
-                    self.substitutions(child);
-                    let joins_target = target.last().is_some_and(|t| t.end_byte() == child.start_byte()) && words.is_empty();
-                    if (target.is_empty() && node.kind() != "heredoc_redirect") || joins_target {
-                        target.push(child);
-                    } else {
-                        words.push(child);
-                    }
-                }
-                _ => self.statement(child),
+        let heredoc = node.kind() == "heredoc_redirect";
+        self.each_child(node, |walker, child| match child.kind() {
+            // Bash reads `-C2>&1` as the word `-C2` and `>&1`; the grammar, as descriptor `-C2`.
+            "file_descriptor" if !walker.text(child).bytes().all(|b| b.is_ascii_digit()) => {
+                walker.split.unparsed(format!("a redirection the grammar does not read as bash does: {}", walker.text(node)));
             }
-        }
+            "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
+            "heredoc_body" => walker.substitutions(child),
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(walker.redirect(child)),
+            kind if is_word(kind) => {
+                walker.substitutions(child);
+                let joins_target = target.last().is_some_and(|t| t.end_byte() == child.start_byte()) && words.is_empty();
+                if (target.is_empty() && !heredoc) || joins_target {
+                    target.push(child);
+                } else {
+                    words.push(child);
+                }
+            }
+            _ => walker.statement(child),
+        });
         if node.kind() == "file_redirect" && !target.is_empty() {
             let descriptor = target.len() == 1 && target[0].kind() == "number";
             match self.tokens(&target).pop() {
@@ -255,30 +253,25 @@ impl Walker<'_, '_> {
 
     /// A simple command, with `more` words a redirection after it held.
     fn command(&mut self, node: Node, more: &[Node]) {
-        self.check_gaps(node);
         let mut raw = RawCommand::default();
         let mut words = Vec::new();
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children {
-            match child.kind() {
-                // Before the program, it sets a variable; after it, bash passes it as a word.
-                "variable_assignment" if words.is_empty() => {
-                    self.substitutions(child);
-                    raw.assignments.push(self.text(child).to_owned());
-                }
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(self.redirect(child)),
-                "comment" => self.comment(child),
-                "command_name" => {
-                    self.substitutions(child);
-                    words.push(child.named_child(0).unwrap_or(child));
-                }
-                _ => {
-                    self.substitutions(child);
-                    words.push(child);
-                }
+        self.each_child(node, |walker, child| match child.kind() {
+            // Before the program, it sets a variable; after it, bash passes it as a word.
+            "variable_assignment" if words.is_empty() => {
+                walker.substitutions(child);
+                raw.assignments.push(walker.text(child).to_owned());
             }
-        }
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(walker.redirect(child)),
+            "comment" => walker.comment(child),
+            "command_name" => {
+                walker.substitutions(child);
+                words.push(child.named_child(0).unwrap_or(child));
+            }
+            _ => {
+                walker.substitutions(child);
+                words.push(child);
+            }
+        });
         words.extend_from_slice(more);
         raw.tokens = self.tokens(&words);
         self.split.command(raw, self.depth);

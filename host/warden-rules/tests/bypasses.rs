@@ -321,3 +321,9 @@ fn text_the_grammar_reads_otherwise_than_bash_is_unparsed() {
         assert!(!judged.unparsed.is_empty() && judged.decision >= Decision::Ask, "{script:?}: {judged:#?}");
     }
 }
+
+#[test]
+fn a_descriptor_number_after_a_line_break_is_unparsed() {
+    let judged = rules().judge_script("git status\\\n 2>&1");
+    assert!(judged.unparsed.iter().any(|r| r.starts_with("a descriptor number the grammar does not read as bash does")), "{judged:#?}");
+}
