@@ -45,6 +45,16 @@ step run --timeout 200ms "$guests/hostile/loop.wasm"
 step run --deterministic --stats "$guests/entropy.wasm"
 step exec --policy "$tools" --cwd /portfolio -- /bin/sh -c 'echo "from a shell" > drafts/shell.md; cat drafts/shell.md; ls /root; echo x > ../pipeline/x.md'
 
+# Command rules: how a line is split and judged; a forbidden one refused before it runs; an asked one
+# refused with nobody to ask, then run with an answer given in advance.
+commands="$scratch/example/commands.yaml"
+step check "$commands"
+step rules check --policy "$commands" -- env A=1 git -C /x push origin main
+step rules check --policy "$commands" --script 'cd drafts && bash -lc "rm -rf ." || echo $(id)'
+step exec --policy "$commands" --cwd /portfolio -- sh -c 'cd drafts && rm -rf .'
+step exec --policy "$commands" --cwd /portfolio -- git push
+step exec --policy "$commands" --cwd /portfolio --approve 'exec:git push' -- sh -c 'git push 2>/dev/null || echo "git push ran (approved); there is no repository here"'
+
 # The same policy's folders in a container (podman or docker), one per command, then one kept across commands.
 # Its commands run as the writable mount's owner, never as root unless the policy
 # says so (shell.container.user: root): run as root, the demo gives that folder to nobody.

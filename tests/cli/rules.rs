@@ -265,3 +265,28 @@ fn a_push_gets_the_rules_network_grant_after_approval_and_nothing_else_does() {
     let r = run(&[], &["git", "ls-remote", &url]);
     assert_ne!(r.status, 0, "{}", r.stdout);
 }
+
+#[test]
+fn a_write_grant_opens_its_folder_for_that_command_alone() {
+    let f = Fixture::new();
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n  shell:\n    rules:\n      \
+         - { prefix: [touch], decision: allow, grant: { write: [/portfolio/out] } }\n",
+    );
+    let r = exec(&f, &[], &["touch", "out/made"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(f.path("portfolio/out/made").exists());
+    // Outside the granted folder the mount stays as nobody approved it: read-only.
+    let r = exec(&f, &[], &["touch", "made"]);
+    assert_ne!(r.status, 0);
+    assert!(!f.path("portfolio/made").exists());
+    // A line with a command the rule does not grant gets no grant at all.
+    let r = exec(&f, &[], &["/bin/sh", "-c", "touch out/again && cp /dev/null out/copy"]);
+    assert_ne!(r.status, 0);
+    assert!(!f.path("portfolio/out/again").exists());
+    // Nor does the next command.
+    let r = exec(&f, &[], &["cp", "/dev/null", "out/copy"]);
+    assert_ne!(r.status, 0);
+    assert!(!f.path("portfolio/out/copy").exists());
+}

@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tokio::sync::{mpsc, watch, Semaphore};
-use warden_fs::approval::{Approver, CommandLine, DenyAll};
+use warden_fs::approval::{Approver, CommandLine, CommandVerdict, DenyAll};
 use warden_policy::{CommandRules, Network};
 
 use crate::calls::{blocking, can_elicit, can_open_urls, in_session, run_work, Asking, ClientSession, Ran, Watchers};
@@ -249,8 +249,13 @@ impl WardenMcp {
                     let session = session.as_ref().expect("a session where rules judge");
                     let asking = asking.lock().unwrap_or_else(|p| p.into_inner()).take().expect("one judgement per call");
                     let line = CommandLine::Script(command);
-                    match in_session(session, asking, |s| s.judge_command(rules, line, Some(shell_tool::NAME), network)) {
-                        Ok(Ran::Done(Ok(verdict))) => Ok(verdict),
+                    let judged = in_session(session, asking, |s| {
+                        let verdict = s.judge_command(rules, line, Some(shell_tool::NAME), network)?;
+                        let writes = matches!(&verdict, CommandVerdict::Run { granted: Some(g) } if !g.write.is_empty());
+                        Ok::<_, warden_fs::FsError>((verdict, if writes { Some(s.sandbox()?) } else { None }))
+                    });
+                    match judged {
+                        Ok(Ran::Done(Ok(judged))) => Ok(judged),
                         Ok(Ran::Done(Err(e))) | Err(e) => Err(e.to_string()),
                         Ok(Ran::Refused(denial)) => Err(denial.to_string()),
                         Ok(Ran::Asking) => Err(String::new()),

@@ -28,11 +28,14 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Makes a client's own container sandbox; its argument numbers the client.
 pub type PerClient = Box<dyn Fn(u64) -> Result<ShellSandbox, String> + Send + Sync>;
 
-/// Makes a sandbox of its own for a command a rule grants this network.
-pub type Granted = Box<dyn Fn(&Network) -> Result<ShellSandbox, String> + Send + Sync>;
+/// Makes a sandbox of its own for a command a rule grants more: this
+/// network, and, when it grants folders for writing, these mounts (the
+/// session's sandbox in effect with the folders granted).
+pub type Granted = Box<dyn Fn(&Network, Option<warden_fs::Sandbox>) -> Result<ShellSandbox, String> + Send + Sync>;
 
-/// Judges a command line under the rules, asking a person if they say so.
-pub type Judge<'a> = &'a dyn Fn(&CommandRules, &str, &Network) -> Result<CommandVerdict, String>;
+/// Judges a command line under the rules, asking a person if they say so;
+/// with the session's sandbox in effect when a rule grants folders for writing.
+pub type Judge<'a> = &'a dyn Fn(&CommandRules, &str, &Network) -> Result<(CommandVerdict, Option<warden_fs::Sandbox>), String>;
 
 /// Where commands run, and their time ceiling.
 pub struct ShellTool {
@@ -150,10 +153,10 @@ impl ShellTool {
         if let Some((rules, network)) = &self.rules {
             match judge(rules, &args.command, network) {
                 Err(message) => return refused(message),
-                Ok(CommandVerdict::Refused(text)) => return refused(text),
-                Ok(CommandVerdict::Run { network: None }) => {}
-                Ok(CommandVerdict::Run { network: Some(granted) }) => match &self.granted {
-                    Some(make) => match make(&granted) {
+                Ok((CommandVerdict::Refused(text), _)) => return refused(text),
+                Ok((CommandVerdict::Run { granted: None }, _)) => {}
+                Ok((CommandVerdict::Run { granted: Some(granted) }, mounts)) => match &self.granted {
+                    Some(make) => match make(&granted.network, mounts) {
                         Ok(made) => {
                             granted_sandbox = made;
                             sandbox = &granted_sandbox;

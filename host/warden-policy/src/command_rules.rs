@@ -1,28 +1,46 @@
 //! `shell.rules`: command rules, checked when the policy loads (every
 //! example is run against its rule) and narrowed per worker.
 
-use std::path::Path;
-
 use serde_saphyr::{Location, Spanned};
 use warden_rules::{Decision, Rule, RuleSet, Split};
 
 use crate::derive::SandboxPermissionEscalationError;
 use crate::document::{DecisionSpec, Example, PrefixWord, RuleEntry, RuleSpec};
 use crate::error::PolicyError;
+use crate::model::Policy;
 use crate::network::Network;
+use crate::vpath::VPath;
 
 /// The command rules of the program or of a worker.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandRules {
     pub set: RuleSet,
-    /// Per rule, in order: the network a command it lets run gets besides the sandbox's.
-    pub grants: Vec<Option<Network>>,
+    /// Per rule, in order: what a command it lets run gets besides the sandbox's.
+    pub grants: Vec<Option<CommandGrant>>,
     /// Per rule: where it is written, 1-based line and column.
     pub places: Vec<Option<(u64, u64)>>,
     /// Per rule: the worker that added it; `None` for the program's.
     pub owners: Vec<Option<String>>,
     /// How many `match` and `not_match` examples were checked.
     pub examples: usize,
+}
+
+/// What a rule gives the command it lets run, for that command alone.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CommandGrant {
+    /// Added to the sandbox's network (its own proxy).
+    pub network: Option<Network>,
+    /// Virtual folders made writable, each inside an `rw` mount.
+    pub write: Vec<String>,
+}
+
+/// What a line gets from the grants of the rules that let it run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Granted {
+    /// The sandbox's network with the grants' added; the sandbox's own when none grants any.
+    pub network: Network,
+    /// The folders granted for writing.
+    pub write: Vec<String>,
 }
 
 impl From<DecisionSpec> for Decision {
@@ -36,17 +54,17 @@ impl From<DecisionSpec> for Decision {
 }
 
 impl CommandRules {
-    /// The network a command judged so runs with: `sandbox`'s, and the
-    /// grants of the rules that let it run when every command of the line
-    /// is granted so (`cd` and the like aside); `None` when no grant applies.
-    pub fn granted_network(&self, judged: &warden_rules::Judgement, sandbox: &Network) -> Option<Network> {
+    /// What a line judged so gets beyond `sandbox` (the network commands get):
+    /// the grants of the rules that let it run, when every command of the line
+    /// is granted (`cd` and the like aside); `None` when no grant applies.
+    pub fn granted(&self, judged: &warden_rules::Judgement, sandbox: &Network) -> Option<Granted> {
         if !judged.unparsed.is_empty() || judged.decision == Decision::Forbid {
             return None;
         }
-        let mut network = sandbox.clone();
-        let mut granted = false;
+        let mut granted = Granted { network: sandbox.clone(), write: Vec::new() };
+        let mut any = false;
         for command in judged.commands.iter().filter(|c| !c.wrapper) {
-            let grants: Vec<&Network> = command.rules.iter().filter_map(|&i| self.grants[i].as_ref()).collect();
+            let grants: Vec<&CommandGrant> = command.rules.iter().filter_map(|&i| self.grants[i].as_ref()).collect();
             if grants.is_empty() {
                 if !is_inert(&command.command) {
                     return None;
@@ -54,11 +72,18 @@ impl CommandRules {
                 continue;
             }
             for grant in grants {
-                network = network.widened_by(grant);
+                if let Some(network) = &grant.network {
+                    granted.network = granted.network.widened_by(network);
+                }
+                for folder in &grant.write {
+                    if !granted.write.contains(folder) {
+                        granted.write.push(folder.clone());
+                    }
+                }
             }
-            granted = true;
+            any = true;
         }
-        granted.then_some(network)
+        any.then_some(granted)
     }
 }
 
@@ -84,19 +109,19 @@ impl Written<'_> {
 }
 
 /// The program's rules; `None` when the policy writes none.
-pub(crate) fn program_rules(file: &Path, written: &Written) -> Result<Option<CommandRules>, PolicyError> {
+pub(crate) fn program_rules(policy: &Policy, written: &Written) -> Result<Option<CommandRules>, PolicyError> {
     if !written.any() {
         return Ok(None);
     }
     let empty = CommandRules { set: RuleSet::default(), grants: Vec::new(), places: Vec::new(), owners: Vec::new(), examples: 0 };
     let defaults = (Decision::Allow, Decision::Ask);
-    combine(file, &empty, defaults, written, None, None).map(Some)
+    combine(policy, &empty, defaults, written, None, None).map(Some)
 }
 
 /// A worker's rules: the program's, with its own on top, never looser.
 /// `ceiling`: the most network a grant of the worker's may give.
 pub(crate) fn worker_rules(
-    file: &Path,
+    policy: &Policy,
     program: Option<&CommandRules>,
     written: &Written,
     worker: &str,
@@ -111,23 +136,23 @@ pub(crate) fn worker_rules(
         Some(p) => (p.set.unmatched, p.set.unparsed),
         None => (Decision::Allow, Decision::Ask),
     };
-    combine(file, base, floor, written, Some(worker), Some(ceiling)).map(Some)
+    combine(policy, base, floor, written, Some(worker), Some(ceiling)).map(Some)
 }
 
 fn combine(
-    file: &Path,
+    policy: &Policy,
     base: &CommandRules,
     floor: (Decision, Decision),
     written: &Written,
     worker: Option<&str>,
     ceiling: Option<&Network>,
 ) -> Result<CommandRules, PolicyError> {
-    let fail = |field: String, place: &Location, message: String| PolicyError::new(file, message).field(field).at(place);
+    let fail = |field: String, place: &Location, message: String| PolicyError::new(&policy.file, message).field(field).at(place);
     let mut rules = base.set.rules().to_vec();
     let mut out = CommandRules { set: RuleSet::default(), ..base.clone() };
     for (i, entry) in written.rules.unwrap_or_default().iter().enumerate() {
         let field = format!("{}.rules[{i}]", written.field);
-        let (rule, grant, examples) = rule(entry, ceiling).map_err(|(sub, m)| fail(format!("{field}{sub}"), &entry.referenced, m))?;
+        let (rule, grant, examples) = rule(policy, entry, ceiling).map_err(|(sub, m)| fail(format!("{field}{sub}"), &entry.referenced, m))?;
         out.examples += examples;
         rules.push(rule);
         out.grants.push(grant);
@@ -151,8 +176,18 @@ fn combine(
 
 type RuleError = (String, String);
 
+/// A folder a grant makes writable: a virtual path inside a mount that is `rw` in the program.
+fn writable_folder(policy: &Policy, folder: &str) -> Result<String, String> {
+    let path = policy.with_namespace(|ns| VPath::parse(folder, ns)).map_err(|e| format!("'{}': {e}", folder.escape_debug()))?;
+    match policy.mounts.iter().filter(|m| path.starts_with(&m.path)).max_by_key(|m| m.path.as_str().len()) {
+        Some(m) if m.rules.writable => Ok(path.to_string()),
+        Some(m) => Err(format!("{path} lies in {}, which is read-only: a grant gives no more than the policy could", m.path)),
+        None => Err(format!("{path} lies in no mount: a grant gives no more than the policy could")),
+    }
+}
+
 /// One rule, its grant and how many examples it passed.
-fn rule(entry: &Spanned<RuleEntry>, ceiling: Option<&Network>) -> Result<(Rule, Option<Network>, usize), RuleError> {
+fn rule(policy: &Policy, entry: &Spanned<RuleEntry>, ceiling: Option<&Network>) -> Result<(Rule, Option<CommandGrant>, usize), RuleError> {
     let spec = match &entry.value {
         RuleEntry::Claude(text) => return Rule::from_claude(text).map(|r| (r, None, 0)).map_err(|m| (String::new(), m)),
         RuleEntry::Rule(spec) => spec,
@@ -162,7 +197,7 @@ fn rule(entry: &Spanned<RuleEntry>, ceiling: Option<&Network>) -> Result<(Rule, 
         return Err((".justification".into(), "an empty justification explains nothing; leave it out or say why".into()));
     }
     let rule = Rule { prefix, exact: false, decision: spec.decision.into(), justification: spec.justification.clone() };
-    let grant = match spec.grant.as_ref().and_then(|g| g.network.as_ref()) {
+    let network = match spec.grant.as_ref().and_then(|g| g.network.as_ref()) {
         None => None,
         Some(_) if rule.decision == Decision::Forbid => return Err((".grant".into(), "a forbid rule runs nothing, so it grants nothing".into())),
         Some(network) => {
@@ -180,6 +215,12 @@ fn rule(entry: &Spanned<RuleEntry>, ceiling: Option<&Network>) -> Result<(Rule, 
             Some(granted)
         }
     };
+    let write = spec.grant.as_ref().map(|g| g.write.as_slice()).unwrap_or_default();
+    if !write.is_empty() && rule.decision == Decision::Forbid {
+        return Err((".grant".into(), "a forbid rule runs nothing, so it grants nothing".into()));
+    }
+    let write = write.iter().enumerate().map(|(j, folder)| writable_folder(policy, folder).map_err(|m| (format!(".grant.write[{j}]"), m))).collect::<Result<Vec<_>, _>>()?;
+    let grant = (network.is_some() || !write.is_empty()).then_some(CommandGrant { network, write });
     for (j, example) in spec.examples.iter().enumerate() {
         if !applies(&rule, example) {
             return Err((format!(".match[{j}]"), format!("the example {} is not matched by this rule ({})", shown(example), rule.shown())));

@@ -387,7 +387,7 @@ pub struct RuleSpec {
 }
 
 /// One position of a prefix: a word, or the words it may be.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[serde(untagged)]
 pub enum PrefixWord {
     One(String),
@@ -395,11 +395,48 @@ pub enum PrefixWord {
 }
 
 /// An example command: a script, or an argv.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 #[serde(untagged)]
 pub enum Example {
     Script(String),
     Argv(Vec<String>),
+}
+
+/// A string or a list of strings, read without buffering (an `untagged` enum
+/// buffers each value and tries each variant: a policy of 100 rules took 1.5 ms).
+fn string_or_list<'de, D: serde::Deserializer<'de>, T>(deserializer: D, one: fn(String) -> T, many: fn(Vec<String>) -> T) -> Result<T, D::Error> {
+    struct Either<T> {
+        one: fn(String) -> T,
+        many: fn(Vec<String>) -> T,
+    }
+    impl<'de, T> serde::de::Visitor<'de> for Either<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a word or a list of words")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<T, E> {
+            Ok((self.one)(text.to_owned()))
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+            Vec::<String>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(self.many)
+        }
+    }
+    deserializer.deserialize_any(Either { one, many })
+}
+
+impl<'de> Deserialize<'de> for PrefixWord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        string_or_list(deserializer, PrefixWord::One, PrefixWord::Any)
+    }
+}
+
+impl<'de> Deserialize<'de> for Example {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        string_or_list(deserializer, Example::Script, Example::Argv)
+    }
 }
 
 /// A rule's grant.
@@ -410,6 +447,10 @@ pub struct GrantSpec {
     #[serde(default)]
     #[schemars(with = "Option<NetworkSpec>")]
     pub network: Option<Spanned<NetworkSpec>>,
+    /// Virtual folders the command may write, inside mounts that are `rw` (those with
+    /// `write_approval` included, which commands otherwise see read-only until a person allows).
+    #[serde(default)]
+    pub write: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]

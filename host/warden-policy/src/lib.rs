@@ -20,7 +20,7 @@ mod vpath;
 
 use std::path::Path;
 
-pub use command_rules::CommandRules;
+pub use command_rules::{CommandGrant, CommandRules, Granted};
 pub use derive::{
     list_paths, plan_derive, Access, Area, DeriveError, DeriveRequest, EntryList, EntryLookup,
     SandboxPermissionEscalationError,

@@ -63,15 +63,11 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
             .validate()
             .map_err(|(field, m)| err(m).field(format!("sandbox.limits.{field}")).at(&spec.referenced))?,
     };
-    let mut shell = match &sandbox.shell {
+    let shell = match &sandbox.shell {
         None => Shell::default(),
         Some(spec) => shell(&spec.value, base).map_err(|(field, m)| err(m).field(format!("sandbox.shell.{field}")).at(&spec.referenced))?,
     };
-    if let Some(spec) = &sandbox.shell {
-        let s = &spec.value;
-        let written = Written { rules: s.rules.as_deref(), unmatched: s.unmatched.as_ref(), unparsed: s.unparsed.as_ref(), field: "sandbox.shell".into() };
-        shell.rules = program_rules(file, &written)?;
-    }
+
     for name in sandbox.env.keys() {
         check_env_name(name).map_err(|m| err(m).field(format!("sandbox.env.{name}")))?;
     }
@@ -106,6 +102,11 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         mcp: McpSettings { file_tools: doc.mcp.file_tools },
         tools: IndexMap::new(),
     };
+    if let Some(spec) = &sandbox.shell {
+        let s = &spec.value;
+        let written = Written { rules: s.rules.as_deref(), unmatched: s.unmatched.as_ref(), unparsed: s.unparsed.as_ref(), field: "sandbox.shell".into() };
+        policy.shell.rules = program_rules(&policy, &written)?;
+    }
     for (name, spec) in doc.workers {
         let worker = worker(&policy, &name, spec)?;
         policy.workers.insert(name, worker);
@@ -439,8 +440,9 @@ fn worker(policy: &Policy, name: &str, spec: Spanned<WorkerSpec>) -> Result<Work
             let written = Written { rules: w.rules.as_deref(), unmatched: w.unmatched.as_ref(), unparsed: w.unparsed.as_ref(), field };
             // A worker's grant lies within what the program's network and rules could give.
             let program = policy.shell.rules.as_ref();
-            let ceiling = program.into_iter().flat_map(|r| r.grants.iter().flatten()).fold(policy.network.clone(), |n, g| n.widened_by(g));
-            worker_rules(&policy.file, program, &written, name, &ceiling)?
+            let grants = program.into_iter().flat_map(|r| r.grants.iter().flatten()).filter_map(|g| g.network.as_ref());
+            let ceiling = grants.fold(policy.network.clone(), |n, g| n.widened_by(g));
+            worker_rules(policy, program, &written, name, &ceiling)?
         }
     };
     let worker = Worker { name: name.to_owned(), request, dynamic, location, network, rules };

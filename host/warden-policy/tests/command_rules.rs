@@ -39,7 +39,7 @@ fn the_issues_example_loads_with_its_grant_and_examples() {
     assert_eq!(rules.examples, 2);
     assert_eq!((rules.set.unmatched, rules.set.unparsed), (Decision::Allow, Decision::Ask));
     assert_eq!(rules.places[0], Some((7, 9)));
-    assert_eq!(rules.grants[0].as_ref().map(Network::allowed_hosts).as_deref(), Some("github.com:443"));
+    assert_eq!(rules.grants[0].as_ref().and_then(|g| g.network.as_ref()).map(Network::allowed_hosts).as_deref(), Some("github.com:443"));
     assert_eq!(rules.set.judge_script("cd x && git push").decision, Decision::Ask);
     assert_eq!(rules.set.judge_script("npm test -- --watch").decision, Decision::Allow);
     assert_eq!(rules.set.judge_script("rm -rf /").decision, Decision::Forbid);
@@ -127,4 +127,15 @@ fn a_worker_cannot_grant_more_network_than_the_program_could() {
     );
     let within = worker.replace("evil.example:443", "github.com:443");
     assert!(load(&format!("{ISSUE_EXAMPLE}{within}")).is_ok());
+}
+
+#[test]
+fn a_write_grant_names_folders_of_writable_mounts_only() {
+    let grant = |folder: &str| ISSUE_EXAMPLE.replace("decision: allow }", &format!("decision: allow, grant: {{ write: [{folder}] }} }}"));
+    let policy = load(&grant("/project/build")).unwrap();
+    assert_eq!(policy.command_rules_for(None).unwrap().grants[1].as_ref().unwrap().write, ["/project/build"]);
+    assert_eq!(load(&grant("/elsewhere")).unwrap_err(), ":10:9: sandbox.shell.rules[1].grant.write[0]: /elsewhere lies in no mount: a grant gives no more than the policy could");
+    let read_only = grant("/project/build").replace("project: { root: ./project, mode: rw }", "project: { root: ./project }");
+    assert_eq!(load(&read_only).unwrap_err(), ":10:9: sandbox.shell.rules[1].grant.write[0]: /project/build lies in /project, which is read-only: a grant gives no more than the policy could");
+    assert!(load(&grant("/project/../../etc")).unwrap_err().starts_with(":10:9: sandbox.shell.rules[1].grant.write[0]: '/project/../../etc': "));
 }

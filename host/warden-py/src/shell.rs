@@ -136,7 +136,7 @@ pub fn exec(sandbox: &Sandbox, py: Python<'_>, argv: Vec<OsString>, timeout: Opt
                         sandbox.adopt(fork)?;
                         return Err(Failure::Named("CommandRefusedError", text));
                     }
-                    Ok(CommandVerdict::Run { network }) => network,
+                    Ok(CommandVerdict::Run { granted }) => granted,
                 }
             }
         };
@@ -145,8 +145,8 @@ pub fn exec(sandbox: &Sandbox, py: Python<'_>, argv: Vec<OsString>, timeout: Opt
         sandbox.adopt(fork)?;
         let shell = match granted {
             // A grant is this command's alone: a sandbox (a container) of its own, never kept.
-            Some(network) => {
-                let policy = Policy { network, ..(*sandbox.policy).clone().with_network_of(sandbox.worker.as_deref()) };
+            Some(granted) => {
+                let policy = Policy { network: granted.network, ..(*sandbox.policy).clone().with_network_of(sandbox.worker.as_deref()) };
                 Arc::new(ShellSandbox::with_options(&policy, fs, ProcessCap::start()?, container_name())?)
             }
             None => shell_for(sandbox, fs)?,

@@ -4,6 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use warden_fs::{OpenMount, Sandbox};
+use warden_fs::approval::granted_shown;
 use warden_policy::{CommandRules, Dynamic, Limits, Policy, Rules};
 use warden_wasm::{Runtime, RuntimeOptions};
 
@@ -57,7 +58,7 @@ fn describe_rules(out: &mut String, rules: &CommandRules, worker: Option<&str>) 
         }
         let place = rules.places[i].map(|(l, c)| format!("line {l}:{c}  ")).unwrap_or_default();
         let why = rule.justification.as_deref().map(|j| format!("  ({j})")).unwrap_or_default();
-        let grant = rules.grants[i].as_ref().map(|g| format!("  grants network {}", g.allowed_hosts())).unwrap_or_default();
+        let grant = rules.grants[i].as_ref().map(|g| format!("  grants {}", granted_shown(&warden_policy::Granted { network: g.network.clone().unwrap_or_default(), write: g.write.clone() }))).unwrap_or_default();
         let _ = writeln!(out, "    {place}{:<6} {}{why}{grant}", rule.decision.as_str(), rule.shown());
     }
 }

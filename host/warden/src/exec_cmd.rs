@@ -55,15 +55,15 @@ fn in_sandbox(args: &ExecArgs, policy: &std::path::Path, given_timeout: Option<D
         let line = CommandLine::Argv(&command_line);
         match approvals.session.judge_command(rules, line, Some("warden exec"), &policy.network)? {
             CommandVerdict::Refused(text) => return Err(Failure { status: Failure::NOT_RUN, message: text }),
-            CommandVerdict::Run { network: Some(granted) } => {
-                policy.network = granted;
+            CommandVerdict::Run { granted: Some(granted) } => {
+                policy.network = granted.network;
                 // A grant is this command's alone: never given to a kept container, which outlives it.
                 if container.owner == Owner::Kept {
                     eprintln!("warden: the rule's grant runs this command in a container of its own, not in the kept sandbox {}", container.name);
                     container = ContainerName { name: "exec".into(), owner: Owner::ThisProcess };
                 }
             }
-            CommandVerdict::Run { network: None } => {}
+            CommandVerdict::Run { granted: None } => {}
         }
     }
     approvals.ask_before_running(&command_line[0])?;

@@ -151,11 +151,15 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
     let granted: Granted = {
         let (policy, fs) = (shell_policy.clone(), fs.try_clone()?);
         let made = std::sync::atomic::AtomicU64::new(0);
-        Box::new(move |network| {
+        Box::new(move |network, mounts| {
             let granted = warden_policy::Policy { network: network.clone(), ..policy.clone() };
             let container = ContainerName { name: format!("mcp-grant{}", made.fetch_add(1, std::sync::atomic::Ordering::Relaxed)), owner: Owner::ThisProcess };
             let cap = ProcessCap::start().map_err(|e| e.to_string())?;
-            ShellSandbox::with_options(&granted, fs.try_clone().map_err(|e| e.to_string())?, cap, container).map_err(|e| e.to_string())
+            let fs = match mounts {
+                Some(mounts) => mounts,
+                None => fs.try_clone().map_err(|e| e.to_string())?,
+            };
+            ShellSandbox::with_options(&granted, fs, cap, container).map_err(|e| e.to_string())
         })
     };
     let rules = shell_policy.command_rules_for(worker_name.as_deref()).cloned().map(|r| (r, shell_policy.network.clone()));

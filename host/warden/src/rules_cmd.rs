@@ -1,6 +1,7 @@
 //! `warden rules check`: a command judged under a policy's rules, shown.
 
 use serde_json::{json, Value};
+use warden_fs::approval::granted_shown;
 use warden_policy::{CommandRules, Network};
 use warden_rules::Judgement;
 
@@ -21,7 +22,7 @@ pub fn check(args: &RulesCheckArgs) -> Result<(), Failure> {
         Some(script) => rules.set.judge_script(script),
         None => rules.set.judge_argv(&args.command),
     };
-    let grant = rules.granted_network(&judged, &Network::Off).map(|n| n.allowed_hosts());
+    let grant = rules.granted(&judged, &Network::Off).map(|g| granted_shown(&g));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&as_json(rules, &judged, grant.as_deref())).expect("values serialize"));
     } else {
@@ -92,7 +93,7 @@ fn as_text(rules: &CommandRules, judged: &Judgement, grant: Option<&str>) -> Str
         out.push_str(&format!("  unparsed ({}): {reason}\n", rules.set.unparsed));
     }
     if let Some(grant) = grant {
-        out.push_str(&format!("  granted network, for this command only: {grant}\n"));
+        out.push_str(&format!("  granted, for this command only: {grant}\n"));
     }
     out
 }

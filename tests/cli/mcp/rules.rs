@@ -88,3 +88,20 @@ fn a_client_that_takes_no_forms_is_refused_and_nothing_runs() {
     assert_eq!(refused(&result), "Cannot run 'true && touch e.md': the command needs the user's approval, which may be requested.");
     assert!(!f.path("portfolio/e.md").exists());
 }
+
+#[test]
+fn a_write_grant_reaches_run_command_for_that_command_alone() {
+    let f = Fixture::new();
+    f.file(
+        "policy.yaml",
+        "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw, write_approval: true }\n  shell:\n    rules:\n      \
+         - { prefix: [touch], decision: allow, grant: { write: [/portfolio/out] } }\n",
+    );
+    let (mut c, _) = Client::connect(&f, OLD, &[]);
+    let run = |c: &mut Client, command: &str| c.call("run_command", json!({ "command": command, "cwd": "/portfolio" }));
+    assert_eq!(ok(&run(&mut c, "touch out/made"))["exit_code"], 0);
+    assert!(f.path("portfolio/out/made").exists());
+    assert_ne!(ok(&run(&mut c, "touch made"))["exit_code"], 0);
+    assert_ne!(ok(&run(&mut c, "cp /dev/null out/copy"))["exit_code"], 0);
+    assert!(!f.path("portfolio/made").exists() && !f.path("portfolio/out/copy").exists());
+}

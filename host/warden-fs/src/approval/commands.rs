@@ -1,7 +1,7 @@
 //! Command rules at run time: a command line judged, then refused, run, or
 //! put to a person, and every answer audited.
 
-use warden_policy::{shown, CommandRules, Network};
+use warden_policy::{shown, CommandRules, Granted, Network};
 use warden_rules::{quoted, Decision, Judgement};
 
 use super::approver::{Answer, Scope};
@@ -48,7 +48,8 @@ pub struct CommandRequest {
     pub rules: Vec<(String, Option<String>)>,
     /// What could not be read safely, when that is why it asks.
     pub unparsed: Vec<String>,
-    /// What the line gets beyond the sandbox if allowed: the network of a rule's grant.
+    /// What the line gets beyond the sandbox if allowed, from a rule's grant
+    /// (`network access to github.com:443, writes to /project/build`).
     pub grant: Option<String>,
     /// The rules "allow for this session" approves; none: a session answer allows this once.
     pub session_rules: Vec<String>,
@@ -79,7 +80,7 @@ impl CommandRequest {
 
     /// The question on one line, as the MCP form and the Python approver show it.
     pub fn question(&self) -> String {
-        let grant = self.grant.as_ref().map(|g| format!(" It would get network access to {g}.")).unwrap_or_default();
+        let grant = self.grant.as_ref().map(|g| format!(" It would get {g}.")).unwrap_or_default();
         format!(
             "{} asks to run {}, because {}.{grant} Allow it?",
             shown(self.tool.as_deref().unwrap_or("a tool")),
@@ -96,7 +97,7 @@ pub fn judge_unattended(rules: &CommandRules, line: CommandLine) -> CommandVerdi
     let judged = line.judge(rules);
     let command = line.shown();
     match judged.decision {
-        Decision::Allow => CommandVerdict::Run { network: None },
+        Decision::Allow => CommandVerdict::Run { granted: None },
         Decision::Forbid => CommandVerdict::Refused(forbidden(rules, &judged, &command)),
         Decision::Ask => CommandVerdict::Refused(needs_approval(&command)),
     }
@@ -109,8 +110,9 @@ fn needs_approval(command: &str) -> String {
 /// What becomes of a command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommandVerdict {
-    /// It runs; with this network when a rule grants it more than the sandbox's.
-    Run { network: Option<Network> },
+    /// It runs; with what the rules that let it run grant it, if any (the
+    /// folders granted for writing are granted in the session, for this command).
+    Run { granted: Option<Granted> },
     /// Refused before anything ran, in the sandbox's words.
     Refused(String),
 }
@@ -121,9 +123,15 @@ impl ApprovalSession {
     pub fn judge_command(&mut self, rules: &CommandRules, line: CommandLine, tool: Option<&str>, network: &Network) -> Result<CommandVerdict> {
         let judged = line.judge(rules);
         let command = line.shown();
-        let run = || CommandVerdict::Run { network: rules.granted_network(&judged, network) };
+        let run = |session: &mut ApprovalSession| {
+            let granted = rules.granted(&judged, network);
+            if let Some(granted) = &granted {
+                session.grant_writes_once(&granted.write);
+            }
+            CommandVerdict::Run { granted }
+        };
         match judged.decision {
-            Decision::Allow => Ok(run()),
+            Decision::Allow => Ok(run(self)),
             Decision::Forbid => {
                 let text = forbidden(rules, &judged, &command);
                 let record = AuditRecord::command_refused(self.info(), tool, self.client(), &command, &text);
@@ -133,11 +141,11 @@ impl ApprovalSession {
             Decision::Ask => {
                 let request = self.command_request(rules, &judged, &command, tool);
                 if !request.session_rules.is_empty() && self.approved_for_session(&request) {
-                    return Ok(run());
+                    return Ok(run(self));
                 }
                 let answer = self.ask_command(&request)?;
                 match answer {
-                    Answer::Allow { .. } => Ok(run()),
+                    Answer::Allow { .. } => Ok(run(self)),
                     Answer::Deny => Ok(CommandVerdict::Refused(format!("Cannot run {}: the user declined it.", single_quoted(&command)))),
                     Answer::Unanswered | Answer::Deferred => Ok(CommandVerdict::Refused(needs_approval(&command))),
                 }
@@ -166,7 +174,7 @@ impl ApprovalSession {
             session_rules.clear();
         }
         let unparsed = if rules.set.unparsed == Decision::Ask { judged.unparsed.clone() } else { Vec::new() };
-        let grant = rules.granted_network(judged, &Network::Off).map(|n| n.allowed_hosts());
+        let grant = rules.granted(judged, &Network::Off).map(|g| granted_shown(&g));
         CommandRequest {
             command: command.to_owned(),
             asking: asking.iter().map(|c| c.command.clone()).collect(),
@@ -228,6 +236,18 @@ fn forbidden(rules: &CommandRules, judged: &Judgement, command: &str) -> String 
         text.push_str(&format!("\nCommands allowed: {allowed}"));
     }
     text
+}
+
+/// A grant as a person reads it: `network access to github.com:443, writes to /project/build`.
+pub fn granted_shown(granted: &Granted) -> String {
+    let mut parts = Vec::new();
+    if granted.network != Network::Off {
+        parts.push(format!("network access to {}", granted.network.allowed_hosts()));
+    }
+    if !granted.write.is_empty() {
+        parts.push(format!("writes to {}", granted.write.join(", ")));
+    }
+    parts.join(", ")
 }
 
 fn single_quoted(command: &str) -> String {

@@ -18,7 +18,7 @@ mod suggest;
 
 pub use approver::{Answer, Approver, DenyAll, Scope};
 pub use audit::{AuditLog, AuditRecord, Decision};
-pub use commands::{judge_unattended, CommandLine, CommandRequest, CommandVerdict};
+pub use commands::{granted_shown, judge_unattended, CommandLine, CommandRequest, CommandVerdict};
 pub use request::{GrantDir, Reason, Request};
 pub use scripted::{Scripted, ScriptedApprover, ScriptedCommand, ScriptedRule};
 pub use session::{ApprovalSession, Refusable, SessionInfo};

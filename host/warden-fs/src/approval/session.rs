@@ -153,6 +153,19 @@ impl ApprovalSession {
         request.session_rules.iter().all(|r| self.command_grants.contains(r))
     }
 
+    /// Write access to each of `folders` (virtual, inside the base's writable
+    /// mounts) until the operation ends; a folder outside them grants nothing.
+    pub(super) fn grant_writes_once(&mut self, folders: &[String]) {
+        for folder in folders {
+            let Ok(path) = self.base.parse(folder) else { continue };
+            let inside = self.base.mounts().iter().enumerate().filter(|(_, m)| path.starts_with(&m.path));
+            let Some((i, mount)) = inside.max_by_key(|(_, m)| m.path.as_str().len()) else { continue };
+            let rel = path.strip_prefix(&mount.path).unwrap_or_default();
+            let grant = Grant { access: Access::Write, dir: GrantDir { host: host_of(mount, rel), path }, mount: Some(i) };
+            self.once_grants.push(grant);
+        }
+    }
+
     pub(super) fn approve_for_session(&mut self, rules: &[String]) {
         for rule in rules {
             if !self.command_grants.contains(rule) {
