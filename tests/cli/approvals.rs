@@ -171,7 +171,7 @@ fn a_bad_answer_is_a_usage_error() {
     let policy = f.path("policy.yaml");
     let r = warden(&["fs", "--policy", policy.to_str().unwrap(), "--approve", "grant:/data", "read", "/data/a.md"], "");
     assert_eq!(r.status, 2);
-    assert_eq!(r.stderr, "--approve: 'grant:/data' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny\n");
+    assert_eq!(r.stderr, "--approve: 'grant:/data' is not an answer; write VERB:PATH, VERB one of read, write, read-once, write-once, deny, or exec:COMMAND, exec-once:COMMAND, deny-exec:COMMAND\n");
 }
 
 #[test]

@@ -290,3 +290,12 @@ fn a_write_grant_opens_its_folder_for_that_command_alone() {
     assert_ne!(r.status, 0);
     assert!(!f.path("portfolio/out/copy").exists());
 }
+
+#[test]
+fn an_answer_given_in_advance_never_covers_a_program_that_may_be_another() {
+    let f = fixture();
+    for command in [&["./git", "push"][..], &["/bin/sh", "-c", "PATH=/tmp/evil:$PATH git push"][..]] {
+        let r = exec(&f, &["--approve", "exec:git push"], command);
+        assert_eq!((r.status, r.stderr.ends_with("the user declined it.\n")), (126, true), "{command:?}: {}", r.stderr);
+    }
+}

@@ -139,3 +139,14 @@ fn a_write_grant_names_folders_of_writable_mounts_only() {
     assert_eq!(load(&read_only).unwrap_err(), ":10:9: sandbox.shell.rules[1].grant.write[0]: /project/build lies in /project, which is read-only: a grant gives no more than the policy could");
     assert!(load(&grant("/project/../../etc")).unwrap_err().starts_with(":10:9: sandbox.shell.rules[1].grant.write[0]: '/project/../../etc': "));
 }
+
+#[test]
+fn no_grant_for_a_command_that_may_not_be_what_it_says() {
+    let policy = load(ISSUE_EXAMPLE).unwrap();
+    let rules = policy.command_rules_for(None).unwrap();
+    for script in ["PATH=/tmp/e:$PATH git push origin main", "./git push", "git push origin $B", "git push origin main; /tmp/e/echo x", "git push; printf x"] {
+        assert!(rules.granted(&rules.set.judge_script(script), &Network::Off).is_none(), "{script}");
+    }
+    let granted = rules.granted(&rules.set.judge_script("cd /x && git push origin main; echo done"), &Network::Off).unwrap();
+    assert_eq!(granted.network.allowed_hosts(), "github.com:443");
+}

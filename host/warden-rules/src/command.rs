@@ -54,6 +54,13 @@ impl Command {
         }
     }
 
+    /// Whether the command is surely what its words say: its program the one
+    /// its name says, and every word known. Only such a command gets a grant,
+    /// or is answered by an answer given for its prefix.
+    pub fn is_certain(&self) -> bool {
+        !self.program_uncertain && self.tokens.iter().all(|t| matches!(t, Token::Word(_)))
+    }
+
     /// The words, shell-quoted where needed, unknown ones as written.
     pub fn shown(&self) -> String {
         self.tokens.iter().map(|t| match t {
@@ -69,9 +76,23 @@ pub fn quoted(word: &str) -> String {
     if safe { word.to_owned() } else { format!("'{}'", word.replace('\'', "'\\''")) }
 }
 
-/// Variables that change which program a name runs, or what runs inside it.
+/// Variables that change which program a name runs, or what runs inside it
+/// (git's many: `GIT_SSH_COMMAND`, `GIT_EXTERNAL_DIFF`, `GIT_CONFIG_*`...).
 pub fn changes_lookup(name: &str) -> bool {
-    name.starts_with("LD_") || matches!(name, "PATH" | "BASH_ENV" | "ENV" | "SHELLOPTS" | "BASHOPTS" | "GIT_EXEC_PATH")
+    name.starts_with("LD_") || name.starts_with("GIT_") || name.starts_with("BASH_FUNC_") || matches!(name, "PATH" | "SHELLOPTS" | "BASHOPTS" | "IFS")
+}
+
+/// Variables whose value bash (or git) runs, or reads commands or settings
+/// from: setting one is unparsed. Git's: all but those that name a person, a
+/// folder or a prompt's absence.
+pub fn runs_its_value(name: &str) -> bool {
+    const GIT_HARMLESS: [&str; 9] = [
+        "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE", "GIT_DIR", "GIT_WORK_TREE", "GIT_TERMINAL_PROMPT",
+    ];
+    matches!(name, "BASH_ENV" | "ENV" | "PS1" | "PS2" | "PS3" | "PS4" | "PROMPT_COMMAND")
+        || name.starts_with("BASH_FUNC_")
+        || (name.starts_with("GIT_") && !GIT_HARMLESS.contains(&name))
 }
 
 /// The variable a `NAME=VALUE` word sets, when it is one.

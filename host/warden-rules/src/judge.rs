@@ -81,6 +81,8 @@ pub struct JudgedCommand {
     pub decision: Option<Decision>,
     /// Why: `rule`, `unmatched`, or `sudo` (never allowed without a person).
     pub by: &'static str,
+    /// Its program is the one its name says and every word is known (`Command::is_certain`).
+    pub certain: bool,
 }
 
 impl RuleSet {
@@ -144,6 +146,7 @@ impl RuleSet {
             }
             decision = decision.max(verdict.unwrap_or(Decision::Allow));
             commands.push(JudgedCommand {
+                certain: part.command.is_certain(),
                 command: part.command.shown(),
                 inside: part.command.seen_through,
                 wrapper: part.layer == Layer::Wrapper,

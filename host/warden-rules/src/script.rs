@@ -149,6 +149,9 @@ impl Walker<'_, '_> {
             if kind == ";;" && node.kind() != "case_item" {
                 self.split.unparsed("text that is not valid shell syntax: ;;".into());
             }
+            if !self.split.bash && matches!(kind, "&>" | "&>>" | "<<<" | "|&") {
+                self.split.unparsed(format!("{kind}, which sh (dash) reads otherwise than bash: {}", first_line(self.text(node))));
+            }
         }
         self.check_blank(at, node.end_byte());
     }
@@ -192,11 +195,18 @@ impl Walker<'_, '_> {
     fn substitutions(&mut self, node: Node) {
         // Most words hold none: a look at their text spares walking their nodes.
         let text = &self.src[node.start_byte()..node.end_byte()];
-        if !text.windows(2).any(|w| matches!(w, b"$(" | b"<(" | b">(")) && !text.contains(&b'`') {
+        if !text.windows(2).any(|w| matches!(w, b"$(" | b"<(" | b">(" | b"${" | b"$[")) && !text.contains(&b'`') {
             return;
         }
-        if matches!(node.kind(), "command_substitution" | "process_substitution") {
-            return self.statement(node);
+        match node.kind() {
+            "command_substitution" | "process_substitution" => return self.statement(node),
+            // Arithmetic evaluates variables, and an array subscript in one may run a command
+            // (`x='a[$(cmd)]'; echo $((x))`); so do `${a[...]}` and `${x:offset}`.
+            "arithmetic_expansion" => self.split.unparsed(format!("arithmetic, which may run a command a variable holds: {}", self.text(node))),
+            "expansion" if evaluates(self.text(node)) => {
+                self.split.unparsed(format!("an expansion bash evaluates, which may run a command a variable holds: {}", self.text(node)));
+            }
+            _ => {}
         }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -355,6 +365,12 @@ impl Walker<'_, '_> {
             _ => unknown(),
         }
     }
+}
+
+/// Whether `${...}` evaluates arithmetic: a subscript, or an offset (`${x:1}`, not `${x:-default}`).
+fn evaluates(expansion: &str) -> bool {
+    let inner = expansion.trim_start_matches("${");
+    inner.contains('[') || inner.split_once(':').is_some_and(|(_, after)| !after.starts_with(['-', '=', '?', '+']))
 }
 
 /// Whether a node of this kind is a word (or stands for one).

@@ -1,6 +1,6 @@
 //! A command line or script split into the commands the rules judge.
 
-use crate::command::{assigned, changes_lookup, Command, Token};
+use crate::command::{assigned, changes_lookup, runs_its_value, Command, Token};
 
 /// How deep `bash -c 'sh -c "..."'` and `eval` may nest before the rest is unparsed.
 pub const MAX_DEPTH: usize = 8;
@@ -40,6 +40,9 @@ pub struct Split {
     /// An earlier statement (or the caller) set `PATH`, `LD_PRELOAD`...: no
     /// later program is surely the one its name says.
     lookup_changed: bool,
+    /// The script is read by bash, not `/bin/sh` (dash, busybox): syntax
+    /// only bash has (`&>`, `<<<`, `|&`) means something else to sh.
+    pub(crate) bash: bool,
 }
 
 impl Split {
@@ -65,6 +68,9 @@ impl Split {
     /// Adds `raw`, seen through its wrappers.
     pub fn command(&mut self, raw: RawCommand, depth: usize) {
         let lookup_changed = self.lookup_changed || raw.assignments.iter().any(|a| assigned(a).is_some_and(changes_lookup));
+        for name in raw.assignments.iter().filter_map(|a| assigned(a)).filter(|n| runs_its_value(n)) {
+            self.unparsed(format!("{name} is set, whose value bash runs or reads commands from"));
+        }
         let mut command = Command {
             tokens: raw.tokens,
             program_uncertain: false,
@@ -83,21 +89,30 @@ impl Split {
         self.parts.push(Part { command, layer });
     }
 
-    /// Splits `script`, run by `outer`, with what `outer` runs inside.
-    pub fn nested_script(&mut self, script: &str, outer: &Command, depth: usize) {
+    /// Splits `script`, run by `outer`, with what `outer` runs inside. In
+    /// `same_shell` (`eval`), what it changes (a `PATH`) holds after it too.
+    pub fn nested_script(&mut self, script: &str, outer: &Command, depth: usize, same_shell: bool) {
         if depth >= MAX_DEPTH {
             return self.unparsed(format!("scripts nested more than {MAX_DEPTH} deep"));
         }
-        let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated, self.lookup_changed);
+        let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated, self.lookup_changed, self.bash);
         self.inside.push(outer.shown());
         self.elevated = outer.elevated;
         self.lookup_changed = outer.lookup_changed;
+        if !same_shell {
+            self.bash = outer.tokens.first().and_then(Token::word).is_some_and(|p| p == "bash" || p == "rbash");
+        }
         crate::script::split_script(script, depth + 1, self);
-        (self.inside, self.elevated, self.lookup_changed) = saved;
+        let changed = self.lookup_changed;
+        (self.inside, self.elevated, self.lookup_changed, self.bash) = saved;
+        self.lookup_changed |= same_shell && changed;
     }
 
     /// A statement set `name` for the rest of the script.
     pub fn assigns(&mut self, name: &str) {
         self.lookup_changed |= changes_lookup(name);
+        if runs_its_value(name) {
+            self.unparsed(format!("{name} is set, whose value bash runs or reads commands from"));
+        }
     }
 }

@@ -3,18 +3,28 @@
 //! `busybox`, `bash -c`, `eval`, a program named by a system path, and git's
 //! global options.
 
-use crate::command::{assigned, changes_lookup, Command, Token};
+use crate::command::{assigned, changes_lookup, runs_its_value, Command, Token};
 use crate::split::{Layer, Split};
 
 /// Folders whose programs are the ones their names say.
 const SYSTEM_FOLDERS: [&str; 6] = ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/sbin"];
 
-const SHELLS: [&str; 9] = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"];
+const SHELLS: [&str; 13] = ["sh", "bash", "rbash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "hush", "csh", "tcsh"];
+
+/// Programs that run a command of their own that Warden does not look into:
+/// what they run is unparsed.
+const OPAQUE_RUNNERS: [&str; 14] =
+    ["nsenter", "unshare", "flock", "watch", "script", "su", "runuser", "setpriv", "firejail", "chrt", "taskset", "parallel", "coproc", "fc"];
+
+/// Builtins that run code given in their arguments, or change how later words are read.
+const CODE_BUILTINS: [&str; 8] = ["trap", "compgen", "complete", "mapfile", "readarray", "history", "bind", "let"];
 
 /// Options a wrapper takes before the command it runs.
 struct Options {
     /// Single-letter options without a value.
     flags: &'static str,
+    /// Single-letter options whose value, if any, is attached (`xargs -i{}`).
+    optional: &'static str,
     /// Single-letter options that take one.
     valued: &'static str,
     long_flags: &'static [&'static str],
@@ -27,7 +37,7 @@ struct Options {
     positionals: usize,
 }
 
-const NONE: Options = Options { flags: "", valued: "", long_flags: &[], long_valued: &[], assignments: false, numeric: false, positionals: 0 };
+const NONE: Options = Options { flags: "", optional: "", valued: "", long_flags: &[], long_valued: &[], assignments: false, numeric: false, positionals: 0 };
 
 fn wrapper_options(program: &str) -> Option<Options> {
     Some(match program {
@@ -44,8 +54,9 @@ fn wrapper_options(program: &str) -> Option<Options> {
         "nohup" | "busybox" => NONE,
         "command" => Options { flags: "p", ..NONE },
         "time" => Options { flags: "pvaq", valued: "fo", long_flags: &["portability", "verbose", "append", "quiet"], long_valued: &["format", "output"], ..NONE },
-        "exec" => Options { flags: "cl", valued: "a", ..NONE },
+        "exec" => Options { flags: "cl", ..NONE },
         "sudo" => Options {
+            assignments: true,
             flags: "AbEHnPSkKlV",
             valued: "CDghpRrtTuU",
             long_flags: &["askpass", "background", "preserve-env", "set-home", "non-interactive", "preserve-groups", "stdin", "reset-timestamp", "remove-timestamp"],
@@ -55,11 +66,17 @@ fn wrapper_options(program: &str) -> Option<Options> {
         "doas" => Options { flags: "nL", valued: "uC", ..NONE },
         "xargs" => Options {
             flags: "0ortpx",
-            valued: "adEeIiLlnPs",
-            long_flags: &["null", "no-run-if-empty", "open-tty", "verbose", "interactive", "exit", "show-limits"],
-            long_valued: &["arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+            optional: "iel",
+            valued: "adEILnPs",
+            long_flags: &["null", "no-run-if-empty", "open-tty", "verbose", "interactive", "exit", "show-limits", "eof", "replace", "max-lines"],
+            long_valued: &["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"],
             ..NONE
         },
+        "builtin" => NONE,
+        "stdbuf" => Options { valued: "ioe", long_valued: &["input", "output", "error"], ..NONE },
+        "setsid" => Options { flags: "cfw", long_flags: &["ctty", "fork", "wait"], ..NONE },
+        "ionice" => Options { flags: "t", valued: "cnpPu", long_flags: &["ignore"], long_valued: &["class", "classdata", "pid", "pgid", "uid"], ..NONE },
+        "chroot" => Options { long_flags: &["skip-chdir"], long_valued: &["userspec", "groups"], positionals: 1, ..NONE },
         _ => return None,
     })
 }
@@ -74,6 +91,11 @@ fn skip_options(tokens: &[Token], options: &Options) -> Result<Option<usize>, St
         if word == "--" {
             i += 1;
             break;
+        }
+        // `env -` is `env -i`.
+        if word == "-" && options.assignments {
+            i += 1;
+            continue;
         }
         if let Some(long) = word.strip_prefix("--") {
             let (name, has_value) = match long.split_once('=') {
@@ -99,6 +121,9 @@ fn skip_options(tokens: &[Token], options: &Options) -> Result<Option<usize>, St
                 if options.flags.contains(letter) {
                     continue;
                 }
+                if options.optional.contains(letter) {
+                    break;
+                }
                 if options.valued.contains(letter) {
                     if at + letter.len_utf8() == cluster.len() {
                         consumed = 2;
@@ -110,7 +135,8 @@ fn skip_options(tokens: &[Token], options: &Options) -> Result<Option<usize>, St
             i += consumed;
             continue;
         }
-        if options.assignments && assigned(word).is_some() {
+        // GNU env takes any `NAME=VALUE` with a name (`A-B=1`, `BASH_FUNC_f%%=...`); so does sudo.
+        if options.assignments && word.find('=').is_some_and(|at| at > 0) {
             i += 1;
             continue;
         }
@@ -134,7 +160,13 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
             split.unparsed(format!("the program is known only when it runs: {}", command.shown()));
             return split.push(command, Layer::Command);
         };
-        let name = name_program(&mut command, &program);
+        let mut name = name_program(&mut command, &program);
+        // `git-push` (git's exec-path form) is `git push`.
+        if let Some(sub) = name.strip_prefix("git-").filter(|s| !s.is_empty()).map(str::to_owned) {
+            command.tokens.splice(0..1, [Token::Word("git".into()), Token::Word(sub)]);
+            command.program_uncertain = true;
+            name = "git".into();
+        }
         if let Some(options) = wrapper_options(&name) {
             match skip_options(&command.tokens, &options) {
                 Err(reason) => {
@@ -144,9 +176,16 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                 Ok(None) => return split.push(command, Layer::Command),
                 Ok(Some(start)) => {
                     let mut inner = command.tokens[start..].to_vec();
-                    if name == "env" {
-                        command.lookup_changed |= command.tokens[1..start].iter().any(|t| t.word().and_then(assigned).is_some_and(changes_lookup));
+                    if name == "env" || name == "sudo" {
+                        let set = command.tokens[1..start].iter().filter_map(Token::word).filter_map(|w| w.split_once('=').map(|(n, _)| n));
+                        for variable in set {
+                            command.lookup_changed |= changes_lookup(variable) || assigned(&format!("{variable}=")).is_none();
+                            if runs_its_value(variable) {
+                                split.unparsed(format!("{variable} is set, whose value bash runs or reads commands from"));
+                            }
+                        }
                     }
+                    command.lookup_changed |= name == "chroot";
                     if name == "xargs" {
                         inner = xargs_command(&command.tokens[1..start], inner);
                     }
@@ -173,16 +212,21 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                 return split.push(command, Layer::Command);
             }
             "eval" => {
-                let words: Option<Vec<&str>> = command.tokens[1..].iter().map(Token::word).collect();
+                let skip = 1 + usize::from(command.tokens.get(1).and_then(Token::word) == Some("--"));
+                let words: Option<Vec<&str>> = command.tokens[skip..].iter().map(Token::word).collect();
                 let Some(words) = words else {
                     split.unparsed(format!("eval of words known only when it runs: {}", command.shown()));
                     return split.push(command, Layer::Command);
                 };
                 let script = words.join(" ");
                 split.push(command.clone(), Layer::Wrapper);
-                return split.nested_script(&script, &command, depth);
+                return split.nested_script(&script, &command, depth, true);
             }
             "find" => {
+                if let Some(unknown) = command.tokens.iter().find(|t| matches!(t, Token::Unknown(_))) {
+                    // It may be `-exec` with a command of its own.
+                    split.unparsed(format!("find with a word known only when it runs: {}", unknown.shown()));
+                }
                 let inner = find_commands(&command.tokens);
                 split.push(command.clone(), Layer::Command);
                 for tokens in inner {
@@ -198,6 +242,27 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
             "source" | "." => split.unparsed(format!("{name} runs a script Warden cannot read, in the shell itself: {}", command.shown())),
             "alias" | "unalias" | "hash" | "enable" => split.unparsed(format!("{name} changes what a command name runs: {}", command.shown())),
             "shopt" => split.unparsed(format!("shopt changes how the shell reads the words that follow: {}", command.shown())),
+            "exec" if command.tokens.iter().skip(1).take_while(|t| t.word().is_some_and(|w| w.starts_with('-'))).any(|t| t.word().is_some_and(|w| w.contains('a'))) => {
+                split.unparsed(format!("exec -a runs the program under another name: {}", command.shown()));
+            }
+            "set" if sets_risky_option(&command.tokens[1..]) => {
+                split.unparsed(format!("set turns on history expansion, keywords anywhere or traps in functions: {}", command.shown()));
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly" if command.tokens[1..].iter().any(|t| t.word().is_some_and(|w| w.starts_with('-') && w.contains(['i', 'n', 'a', 'A', 'f']))) => {
+                split.unparsed(format!("{name} with integer, reference, array or function attributes, which bash evaluates: {}", command.shown()));
+            }
+            "printf" if command.tokens[1..].iter().any(|t| t.word() == Some("-v")) => {
+                split.unparsed(format!("printf -v names a variable, which bash may evaluate: {}", command.shown()));
+            }
+            "read" | "test" | "[" | "unset" if command.tokens[1..].iter().any(|t| t.word().is_some_and(|w| w.contains('[') || w == "-v" || w == "-a" || changes_lookup(w))) => {
+                split.unparsed(format!("{name} with a variable bash may evaluate or that changes what runs: {}", command.shown()));
+            }
+            runner if OPAQUE_RUNNERS.contains(&runner) => {
+                split.unparsed(format!("{name} runs a command Warden does not look into: {}", command.shown()));
+            }
+            builtin if CODE_BUILTINS.contains(&builtin) => {
+                split.unparsed(format!("{name} runs code given in its words, or evaluates them: {}", command.shown()));
+            }
             _ => {}
         }
         if let Some(reason) = interpreter_reason(&name, &command.tokens) {
@@ -231,6 +296,13 @@ fn xargs_command(options: &[Token], mut inner: Vec<Token>) -> Vec<Token> {
     let replace = options.windows(2).find_map(|w| match (&w[0], &w[1]) {
         (Token::Word(flag), Token::Word(value)) if flag == "-I" => Some(value.clone()),
         _ => None,
+    });
+    // `-i`, `-iR`, `--replace[=R]`: R, `{}` by default.
+    let replace = replace.or_else(|| {
+        options.iter().filter_map(Token::word).find_map(|w| {
+            let value = w.strip_prefix("--replace").map(|r| r.trim_start_matches('=')).or_else(|| w.strip_prefix("-i").filter(|_| !w.starts_with("--")))?;
+            Some(if value.is_empty() { "{}".to_owned() } else { value.to_owned() })
+        })
     });
     match replace {
         Some(mark) => {
@@ -277,6 +349,12 @@ fn git_globals(tokens: &[Token]) -> Result<Option<usize>, String> {
         "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice",
         "--no-lazy-fetch", "--exec-path",
     ];
+    // Settings that run nothing; any other (`core.fsmonitor`, `core.pager`, `diff.external`,
+    // `core.hooksPath`, `include.path`, `help.autocorrect`, `alias.*`...) may run a command or another subcommand.
+    const HARMLESS: [&str; 12] = [
+        "user.name", "user.email", "color.", "core.quotepath", "advice.", "init.defaultbranch", "commit.gpgsign",
+        "tag.gpgsign", "log.", "format.pretty", "pull.rebase", "push.default",
+    ];
     const VALUED: [&str; 7] = ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"];
     let mut i = 1;
     while let Some(token) = tokens.get(i) {
@@ -287,6 +365,9 @@ fn git_globals(tokens: &[Token]) -> Result<Option<usize>, String> {
             Some((name, value)) if name.starts_with("--") => (name, Some(value)),
             _ => (word.as_str(), None),
         };
+        if name == "--exec-path" && inline.is_some() {
+            return Err(format!("{word} runs git's commands from another folder"));
+        }
         if FLAGS.contains(&name) {
             i += 1;
         } else if VALUED.contains(&name) {
@@ -297,8 +378,13 @@ fn git_globals(tokens: &[Token]) -> Result<Option<usize>, String> {
             let Some(value) = value else {
                 return Err(format!("the value of {name} is known only when it runs"));
             };
-            if matches!(name, "-c" | "--config-env") && value.to_ascii_lowercase().starts_with("alias.") {
+            let key = value.split('=').next().unwrap_or_default().to_ascii_lowercase();
+            if key.starts_with("alias.") && matches!(name, "-c" | "--config-env") {
                 return Err(format!("{name} {value} defines a command of its own"));
+            }
+            let harmless = HARMLESS.iter().any(|h| if h.ends_with('.') { key.starts_with(h) } else { key == *h });
+            if matches!(name, "-c" | "--config-env") && !harmless {
+                return Err(format!("{name} {value} is a setting that may run a command or another subcommand"));
             }
             i += if inline.is_some() { 1 } else { 2 };
         } else if word.starts_with('-') {
@@ -328,13 +414,18 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
             }
             "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => i += 2,
             w if w.starts_with("--") => i += 1,
+            "-C" | "--init-command" if name == "fish" => {
+                split.unparsed(format!("fish {word} runs a command of its own"));
+                return split.push(command, Layer::Command);
+            }
             w if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 => {
                 inline |= w.contains('c');
                 if w.contains('s') || w.contains('i') {
                     split.unparsed(format!("{name} reads its commands from standard input"));
                     return split.push(command, Layer::Command);
                 }
-                i += 1;
+                // `-co posix`: each `o` or `O` in the cluster takes the next word.
+                i += 1 + w.chars().filter(|c| matches!(c, 'o' | 'O')).count();
             }
             _ => break,
         }
@@ -343,7 +434,7 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
         (true, Some(Token::Word(script))) => {
             let script = script.clone();
             split.push(command.clone(), Layer::Wrapper);
-            split.nested_script(&script, &command, depth);
+            split.nested_script(&script, &command, depth, false);
         }
         (true, Some(unknown)) => {
             split.unparsed(format!("{name} -c runs a script known only when it runs: {}", unknown.shown()));
@@ -357,35 +448,58 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
             split.unparsed(format!("{name} reads its commands from standard input"));
             split.push(command, Layer::Command);
         }
+        // Standard input by name is standard input.
+        (false, Some(Token::Word(file))) if is_stdin(file) => {
+            split.unparsed(format!("{name} reads its commands from standard input"));
+            split.push(command, Layer::Command);
+        }
         // A script file: judged as the command it is.
         _ => split.push(command, Layer::Command),
     }
 }
 
+fn is_stdin(file: &str) -> bool {
+    matches!(file, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
 /// Why an interpreter's command cannot be judged by what it runs: code on
 /// its command line, or read from standard input.
 fn interpreter_reason(name: &str, tokens: &[Token]) -> Option<String> {
-    let (inline, long): (&str, &[&str]) = match name {
-        n if n.starts_with("python") || n.starts_with("pypy") => ("c", &[]),
-        "node" | "nodejs" | "bun" => ("ep", &["--eval", "--print"]),
-        "perl" | "ruby" | "lua" | "luajit" | "Rscript" | "osascript" => ("eE", &[]),
-        "php" => ("rRBE", &[]),
+    // Per interpreter: the letters that take code, the long options that do, and the letters that take a value.
+    let (inline, long, valued): (&str, &[&str], &str) = match name {
+        n if n.starts_with("python") || n.starts_with("pypy") => ("c", &[], "WXQ"),
+        "node" | "nodejs" | "bun" => ("ep", &["--eval", "--print"], "r"),
+        "perl" => ("eE", &[], "IMmx"),
+        "ruby" => ("eE", &[], "IrCEFx"),
+        "lua" | "luajit" => ("eE", &[], "l"),
+        "Rscript" | "osascript" => ("eE", &[], ""),
+        "php" => ("rRBE", &[], "cdzf"),
         "deno" => return tokens.get(1).and_then(Token::word).filter(|w| *w == "eval").map(|_| "deno eval runs code Warden cannot read".into()),
         _ => return None,
     };
     let mut script = false;
-    for token in &tokens[1..] {
+    let mut words = tokens[1..].iter();
+    while let Some(token) = words.next() {
         match token {
             Token::Word(w) if long.contains(&w.as_str()) => return Some(format!("{name} {w} runs code Warden cannot read")),
             Token::Word(w) if w == "--version" || w == "--help" || w == "-V" || w == "-h" => return None,
             Token::Word(w) if w == "-m" => return None,
             Token::Word(w) if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 => {
-                if w[1..].chars().any(|c| inline.contains(c)) {
-                    return Some(format!("{name} {w} runs code Warden cannot read"));
+                for (at, c) in w[1..].char_indices() {
+                    if inline.contains(c) {
+                        return Some(format!("{name} {w} runs code Warden cannot read"));
+                    }
+                    if valued.contains(c) {
+                        // `-W ignore`: its value follows (or is the rest of the word).
+                        if at + 2 == w.len() {
+                            words.next();
+                        }
+                        break;
+                    }
                 }
             }
             Token::Word(w) if w.starts_with("--") => {}
-            Token::Word(w) if w == "-" => break,
+            Token::Word(w) if is_stdin(w) => break,
             _ => {
                 script = true;
                 break;
@@ -393,4 +507,21 @@ fn interpreter_reason(name: &str, tokens: &[Token]) -> Option<String> {
         }
     }
     (!script).then(|| format!("{name} reads its program from standard input"))
+}
+
+/// Whether `set` turns on what lets later words run code: history expansion
+/// (`-H`, `-o history`), assignments anywhere (`-k`), `-T`.
+fn sets_risky_option(words: &[Token]) -> bool {
+    let mut words = words.iter();
+    while let Some(token) = words.next() {
+        let Some(word) = token.word() else { return true };
+        if word == "-o" || word == "+o" {
+            if words.next().and_then(Token::word).is_none_or(|o| matches!(o, "history" | "histexpand" | "keyword" | "functrace")) {
+                return true;
+            }
+        } else if word.starts_with('-') && !word.starts_with("--") && word.contains(['H', 'k', 'T']) {
+            return true;
+        }
+    }
+    false
 }

@@ -53,6 +53,10 @@ pub struct CommandRequest {
     pub grant: Option<String>,
     /// The rules "allow for this session" approves; none: a session answer allows this once.
     pub session_rules: Vec<String>,
+    /// A command that asks may not be what its words say (a program by
+    /// path, a changed `PATH`, a word only the shell knows): no answer given
+    /// in advance or for the session covers it; a person reads it each time.
+    pub uncertain: bool,
     pub tool: Option<String>,
     pub worker: Option<String>,
     pub client: Option<String>,
@@ -161,7 +165,7 @@ impl ApprovalSession {
         let mut by_rules_alone = judged.unparsed.is_empty() || rules.set.unparsed != Decision::Ask;
         for c in &asking {
             let asked_by: Vec<_> = c.rules.iter().map(|&i| &rules.set.rules()[i]).filter(|r| r.decision == Decision::Ask).collect();
-            by_rules_alone &= c.by == "rule" && !asked_by.is_empty() && c.rules.iter().all(|&i| rules.set.rules()[i].decision != Decision::Forbid);
+            by_rules_alone &= c.certain && c.by == "rule" && !asked_by.is_empty() && c.rules.iter().all(|&i| rules.set.rules()[i].decision != Decision::Forbid);
             for rule in asked_by {
                 let entry = (rule.shown(), rule.justification.clone());
                 if !request_rules.contains(&entry) {
@@ -182,6 +186,7 @@ impl ApprovalSession {
             unparsed,
             grant,
             session_rules,
+            uncertain: asking.iter().any(|c| !c.certain),
             tool: tool.map(str::to_owned),
             worker: self.info().worker.clone(),
             client: self.client().map(str::to_owned),

@@ -86,7 +86,7 @@ const COMMAND_VERBS: [(&str, Option<Scope>); 3] = [("exec", Some(Scope::Session)
 impl ScriptedCommand {
     fn answer(&self, request: &CommandRequest) -> Option<Answer> {
         // Lines Warden could not read are never answered in advance: a person reads them.
-        if !request.unparsed.is_empty() || request.asking.is_empty() {
+        if !request.unparsed.is_empty() || request.asking.is_empty() || request.uncertain {
             return None;
         }
         let starts = |command: &String| {
