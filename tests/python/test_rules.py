@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,37 @@ def test_an_asking_rule_without_a_way_to_ask_refuses(sandbox: warden.Sandbox, tm
 
 def test_a_command_no_rule_names_runs(sandbox: warden.Sandbox) -> None:
     assert sandbox.exec(["cat", "keep.md"]).stdout == "kept"
+
+
+def test_an_approver_is_asked_about_a_command_and_its_answer_holds(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    asked: list[warden.CommandApprovalRequest] = []
+
+    def approver(request: warden.ApprovalRequest | warden.CommandApprovalRequest) -> str:
+        assert isinstance(request, warden.CommandApprovalRequest)
+        asked.append(request)
+        return "once" if "made" in request.command else "deny"
+
+    sandbox = warden.Sandbox.from_policy(tmp_path / "policy.yaml", approver=approver)
+    assert sandbox.exec(["touch", "made"]).exit_code == 0
+    assert (tmp_path / "work" / "made").exists()
+    request = asked[0]
+    assert (request.command, request.asking, request.rules, request.session) == ("touch made", ["touch made"], ["touch ..."], True)
+    assert request.question == "sandbox.exec asks to run touch made, because the rule 'touch ...' asks. Allow it?"
+    with pytest.raises(errors.CommandRefusedError) as raised:
+        sandbox.exec("touch other")
+    assert str(raised.value) == "Cannot run 'touch other': the user declined it."
+    assert not (tmp_path / "work" / "other").exists()
+
+
+def test_an_approver_that_answers_a_command_with_a_folder_denies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    reported: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(unraisable.exc_value))
+    sandbox = warden.Sandbox.from_policy(tmp_path / "policy.yaml", approver=lambda request: ("once", "/work"))
+    with pytest.raises(errors.CommandRefusedError):
+        sandbox.exec(["touch", "made"])
+    assert not (tmp_path / "work" / "made").exists()
+    assert [str(e) for e in reported] == ["an approver answers a command with \"once\", \"session\" or \"deny\", not ('once', '/work')"]

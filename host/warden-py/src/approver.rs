@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use warden_fs::approval::{Answer, Approver, Request, Scope};
+use warden_fs::approval::{Answer, Approver, CommandRequest, Request, Scope};
 
 /// One access waiting for a person's answer: the question the terminal and
 /// the MCP form show, and its parts.
@@ -48,6 +48,50 @@ impl ApprovalRequest {
     }
 }
 
+/// A command a rule asks about, waiting for a person's answer.
+#[pyclass(frozen, get_all, module = "warden._native")]
+pub struct CommandApprovalRequest {
+    /// The question, in one line.
+    pub question: String,
+    /// The command line, as given.
+    pub command: String,
+    /// The commands in it that ask, their wrappers taken away.
+    pub asking: Vec<String>,
+    /// Why it asks: the rules' justifications, or what Warden could not read.
+    pub reason: String,
+    /// The rules that ask, as written (`git push ...`).
+    pub rules: Vec<String>,
+    /// What it would get beyond the sandbox, from a rule's grant.
+    pub grant: Option<String>,
+    /// Whether `"session"` approves its rules for the session (else it allows this once).
+    pub session: bool,
+    pub tool: Option<String>,
+    pub worker: Option<String>,
+}
+
+#[pymethods]
+impl CommandApprovalRequest {
+    fn __repr__(&self) -> String {
+        format!("CommandApprovalRequest(command={:?}, rules={:?})", self.command, self.rules)
+    }
+}
+
+impl CommandApprovalRequest {
+    fn of(request: &CommandRequest) -> CommandApprovalRequest {
+        CommandApprovalRequest {
+            question: request.question(),
+            command: request.command.clone(),
+            asking: request.asking.clone(),
+            reason: request.reason(),
+            rules: request.rules.iter().map(|(rule, _)| rule.clone()).collect(),
+            grant: request.grant.clone(),
+            session: !request.session_rules.is_empty(),
+            tool: request.tool.clone(),
+            worker: request.worker.clone(),
+        }
+    }
+}
+
 /// Calls `callback(request)`, which answers `"once"`, `"session"` or
 /// `"deny"`, or a `(decision, folder)` pair naming one of `request.folders`.
 /// Anything else, or an exception (reported through `sys.unraisablehook`),
@@ -63,10 +107,29 @@ impl Approver for PyApprover {
             let asked = ApprovalRequest::of(request);
             let folders = asked.folders.clone();
             let answer = self.callback.bind(py).call1((asked,)).and_then(|reply| answer_of(&reply, &folders));
-            answer.unwrap_or_else(|e| {
-                e.write_unraisable(py, Some(self.callback.bind(py)));
-                Answer::Deny
-            })
+            self.or_deny(py, answer)
+        })
+    }
+
+    /// The same callback, given a `CommandApprovalRequest`: it answers
+    /// `"once"`, `"session"` or `"deny"` (a folder makes no sense, and denies).
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        Python::attach(|py| {
+            let answer = self.callback.bind(py).call1((CommandApprovalRequest::of(request),)).and_then(|reply| {
+                let decision: String = reply.extract().map_err(|_| PyValueError::new_err(format!("an approver answers a command with \"once\", \"session\" or \"deny\", not {reply}")))?;
+                decided(&decision, 0)
+            });
+            self.or_deny(py, answer)
+        })
+    }
+}
+
+impl PyApprover {
+    /// A bad answer or an exception denies; it is reported through `sys.unraisablehook`.
+    fn or_deny(&self, py: Python<'_>, answer: PyResult<Answer>) -> Answer {
+        answer.unwrap_or_else(|e| {
+            e.write_unraisable(py, Some(self.callback.bind(py)));
+            Answer::Deny
         })
     }
 }
@@ -84,7 +147,12 @@ fn answer_of(reply: &Bound<'_, PyAny>, folders: &[String]) -> PyResult<Answer> {
             PyValueError::new_err(format!("the folder {folder:?} is not one of the request's: {}", folders.join(", ")))
         })?,
     };
-    match decision.as_str() {
+    decided(&decision, choice)
+}
+
+/// `"once"`, `"session"` or `"deny"`, for `choice` (the folder, for an access).
+fn decided(decision: &str, choice: usize) -> PyResult<Answer> {
+    match decision {
         "once" => Ok(Answer::Allow { scope: Scope::Once, choice }),
         "session" => Ok(Answer::Allow { scope: Scope::Session, choice }),
         "deny" => Ok(Answer::Deny),

@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sandbox::Sandbox>()?;
     m.add_class::<approver::ApprovalRequest>()?;
+    m.add_class::<approver::CommandApprovalRequest>()?;
     m.add_class::<values::Written>()?;
     m.add_class::<values::Entry>()?;
     m.add_class::<values::Stat>()?;

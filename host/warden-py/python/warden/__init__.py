@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import errors
 from ._aio import AsyncSandbox
 from ._bridge import net_bridge as _net_bridge
-from ._native import ApprovalRequest, Entry, ExecResult, Stat, ToolResult, Written, __version__
+from ._native import ApprovalRequest, CommandApprovalRequest, Entry, ExecResult, Stat, ToolResult, Written, __version__
 from ._native import use_net_bridge as _use_net_bridge
 from ._sandbox import Approver, Sandbox
 
@@ -25,6 +25,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AsyncSandbox",
+    "CommandApprovalRequest",
     "Entry",
     "ExecResult",
     "Sandbox",

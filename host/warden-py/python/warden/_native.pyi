@@ -20,6 +20,20 @@ class ApprovalRequest:
     worker: str | None
 
 @final
+class CommandApprovalRequest:
+    """A command a policy's rule asks about, waiting for a person's answer."""
+
+    question: str
+    command: str
+    asking: list[str]
+    reason: str
+    rules: list[str]
+    grant: str | None
+    session: bool
+    tool: str | None
+    worker: str | None
+
+@final
 class Written:
     path: str
     bytes: int
@@ -64,7 +78,7 @@ class Sandbox:
         mounts: list[tuple[str, str, bool, list[str] | None, int | None, bool, bool]] | None = None,
         base: str | None = None,
         worker: str | None = None,
-        approver: Callable[[ApprovalRequest], Any] | None = None,
+        approver: Callable[[ApprovalRequest | CommandApprovalRequest], Any] | None = None,
         audit: str | None = None,
     ) -> Sandbox: ...
     def derive(

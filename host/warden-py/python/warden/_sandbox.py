@@ -15,8 +15,10 @@ from ._native import Entry, ExecResult, Stat, ToolResult, Written
 PathLike = Union[str, "os.PathLike[str]"]
 #: An approver gets an :class:`ApprovalRequest` and answers ``"once"``,
 #: ``"session"`` or ``"deny"``, or ``(decision, folder)`` with one of
-#: ``request.folders``; it may be a coroutine function.
-Approver = Callable[[_native.ApprovalRequest], Any]
+#: ``request.folders``; for a command a policy's rule asks about it gets a
+#: :class:`CommandApprovalRequest` and answers ``"once"``, ``"session"`` or
+#: ``"deny"``. It may be a coroutine function.
+Approver = Callable[[Union[_native.ApprovalRequest, _native.CommandApprovalRequest]], Any]
 
 _LIMIT_KEYS = ("memory", "timeout", "fuel", "output")
 
