@@ -179,6 +179,14 @@ impl Approver for SharedApprover {
     fn decide(&mut self, request: &Request) -> Answer {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).decide(request)
     }
+
+    fn decide_command(&mut self, request: &warden_fs::approval::CommandRequest) -> Answer {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).decide_command(request)
+    }
+
+    fn answered_via(&self) -> Option<&'static str> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).answered_via()
+    }
 }
 
 /// Runs `f` in a fork of `session` with this call's approver (else the

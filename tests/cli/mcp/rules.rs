@@ -105,3 +105,14 @@ fn a_write_grant_reaches_run_command_for_that_command_alone() {
     assert_ne!(ok(&run(&mut c, "cp /dev/null out/copy"))["exit_code"], 0);
     assert!(!f.path("portfolio/made").exists() && !f.path("portfolio/out/copy").exists());
 }
+
+#[test]
+fn answers_given_in_advance_approve_a_command_over_mcp() {
+    let f = Fixture::new();
+    f.file("policy.yaml", POLICY);
+    let audit = f.path("audit.jsonl");
+    let (mut c, _) = Client::connect(&f, OLD, &["--approve", "exec:touch", "--audit", audit.to_str().unwrap()]);
+    assert_eq!(ok(&c.call("run_command", json!({ "command": "touch f.md" })))["exit_code"], 0);
+    assert!(f.path("portfolio/f.md").exists());
+    assert_eq!(audit_lines(&f)[0]["decision"], "allow");
+}
