@@ -11,7 +11,7 @@ use rmcp::{ErrorData, RoleServer};
 use warden_fs::approval::{Answer, ApprovalSession, Approver, DenyAll, Request};
 use warden_fs::{Denial, FsError};
 
-use crate::elicit::{Answered, Settled};
+use crate::elicit::{Answered, Deferred, Settled};
 
 /// How often a long call reports progress, from its first second on.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -25,7 +25,7 @@ pub struct Asking {
     pub waits_for_client: bool,
     /// 2026-07-28: the answers the call brings, granted before it runs again,
     /// and where a question to ask instead goes.
-    pub answered: Option<(Answered, Arc<Mutex<Option<Request>>>)>,
+    pub answered: Option<(Answered, Arc<Mutex<Option<Deferred>>>)>,
     /// The tool's name, as the requests carry it.
     pub tool: String,
 }
@@ -204,7 +204,7 @@ pub fn in_session<T>(session: &ClientSession, asking: Asking, f: impl FnOnce(&mu
         Ok(Settled::Granted) => Ok(Ran::Done(f(&mut call))),
         Ok(Settled::AskInstead(request)) => {
             if let Some((_, asked)) = &asking.answered {
-                *asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(request);
+                *asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(Deferred::Access(request));
             }
             Ok(Ran::Asking)
         }

@@ -352,18 +352,34 @@ fn console_page(id: u64, url: String) -> ElicitRequestParams {
     }
 }
 
+/// What a 2026-07-28 call's result asks the person about.
+#[derive(Clone, Debug)]
+pub enum Deferred {
+    Access(Request),
+    /// A command a rule asks about.
+    Command(CommandRequest),
+}
+
 /// 2026-07-28: leaves the first new request unanswered and keeps it, for the
 /// call's result to ask.
 pub struct Deferring {
-    pub asked: Arc<Mutex<Option<Request>>>,
+    pub asked: Arc<Mutex<Option<Deferred>>>,
 }
 
 impl Approver for Deferring {
     fn decide(&mut self, request: &Request) -> Answer {
-        self.asked.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| request.clone());
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| Deferred::Access(request.clone()));
+        Answer::Deferred
+    }
+
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| Deferred::Command(request.clone()));
         Answer::Deferred
     }
 }
+
+/// The `access` an `Asked` of a command carries.
+const RUN: &str = "run";
 
 /// A question a call's result asked, as sealed into its `requestState`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -375,6 +391,11 @@ pub struct Asked {
 }
 
 impl Asked {
+    /// A command, asked about as the line it is (the state is bound to the call's arguments too).
+    fn of_command(request: &CommandRequest) -> Asked {
+        Asked { access: RUN.to_owned(), path: request.command.clone(), host_path: String::new(), choices: Vec::new() }
+    }
+
     fn of(request: &Request) -> Asked {
         Asked {
             access: request.access.as_str().to_owned(),
@@ -420,6 +441,16 @@ impl Answered {
     pub fn settle(&self, session: &mut ApprovalSession, tool: &str) -> Result<Settled, FsError> {
         let last = self.rounds.len().saturating_sub(1);
         for (i, (asked, result)) in self.rounds.iter().enumerate() {
+            if asked.access == RUN {
+                // Used when the call judges that very line again; logged then, in its round.
+                let answer = match decision(result, self.offer_session) {
+                    None => Answer::Unanswered,
+                    Some(None) => Answer::Deny,
+                    Some(Some(scope)) => Answer::Allow { scope, choice: 0 },
+                };
+                session.answer_command_ahead(&asked.path, answer, i == last && self.fresh, self.via.filter(|_| i == last).or(Some("client")));
+                continue;
+            }
             let access = asked.access();
             let Some(request) = session.request_ahead(Some(tool), access, &asked.path) else { continue };
             if Asked::of(&request) != *asked {
@@ -530,6 +561,20 @@ impl StateSeal {
     /// of the earlier rounds) carried in its state: by a form, or, given the
     /// console's question (its id and page), by sending the person there.
     pub fn ask(&self, call: &Call<'_>, before: Option<&Answered>, request: &Request, console: Option<(u64, String)>) -> Result<InputRequiredResult, String> {
+        let params = match &console {
+            Some((id, url)) => console_page(*id, url.clone()),
+            None => form(request, call.offer_session),
+        };
+        self.seal(call, before, Asked::of(request), console.map(|(id, _)| id), params)
+    }
+
+    /// The call's result asking about a command a rule asks about, by a form.
+    pub fn ask_command(&self, call: &Call<'_>, before: Option<&Answered>, request: &CommandRequest) -> Result<InputRequiredResult, String> {
+        let offer_session = call.offer_session && !request.session_rules.is_empty();
+        self.seal(call, before, Asked::of_command(request), None, command_form(request, offer_session))
+    }
+
+    fn seal(&self, call: &Call<'_>, before: Option<&Answered>, now: Asked, console: Option<u64>, params: ElicitRequestParams) -> Result<InputRequiredResult, String> {
         let (asked, answers): (Vec<Asked>, Vec<ElicitResult>) = before.into_iter().flat_map(Answered::asked).cloned().unzip();
         if asked.len() >= MAX_ROUNDS {
             return Err(format!("the call needed more than {MAX_ROUNDS} approvals"));
@@ -538,19 +583,15 @@ impl StateSeal {
             tool: call.tool.to_owned(),
             arguments: blake3::hash(call.arguments.as_bytes()).to_hex().to_string(),
             client: call.client.to_owned(),
-            asked: asked.into_iter().chain([Asked::of(request)]).collect(),
+            asked: asked.into_iter().chain([now]).collect(),
             answers,
             offer_session: call.offer_session,
-            console: console.as_ref().map(|(id, _)| *id),
+            console,
             nonce: random::<16>()?.iter().map(|b| format!("{b:02x}")).collect(),
         };
         let options = SealOptions::new().associated_data(call.tool.as_bytes()).ttl(ANSWER_TIME);
         let state = self.codec.seal_json_with(&pending, &options).map_err(|e| e.to_string())?;
         let mut requests = InputRequests::new();
-        let params = match console {
-            Some((id, url)) => console_page(id, url),
-            None => form(request, call.offer_session),
-        };
         requests.insert(KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
         Ok(InputRequiredResult::new(Some(requests), Some(state)))
     }

@@ -18,7 +18,7 @@ use warden_policy::{CommandRules, Network};
 
 use crate::calls::{blocking, can_elicit, can_open_urls, in_session, run_work, Asking, ClientSession, Ran, Watchers};
 use crate::catalogue::{Catalogue, Offer};
-use crate::elicit::{asking_while, Answered, Call, ClientWay, Deferring, Eliciting, Question, Retried, Slot, StateSeal, Waiting};
+use crate::elicit::{asking_while, Answered, Call, ClientWay, Deferred, Deferring, Eliciting, Question, Retried, Slot, StateSeal, Waiting};
 use crate::file_tools::FileTool;
 use crate::shell_tool;
 
@@ -293,7 +293,7 @@ enum How {
     /// 2025-11-25: by `elicitation/create`, if the client takes forms.
     Eliciting { questions: mpsc::Sender<Question>, cancel: Arc<AtomicBool> },
     /// 2026-07-28: in the call's result; with the answers the call brings.
-    Deferring { asked: Arc<Mutex<Option<warden_fs::approval::Request>>>, answered: Option<Answered> },
+    Deferring { asked: Arc<Mutex<Option<Deferred>>>, answered: Option<Answered> },
     Nobody,
 }
 
@@ -458,7 +458,12 @@ impl ServerHandler for WardenMcp {
         let waiting = Waiting { peer: &context.peer, client_way, console, cancelled: &context.ct, slot: &mut slot, current: &current, progress: watchers.progress.as_ref() };
         let result = asking_while(self.run(catalogue, name.clone(), request, asking, cancel), &mut to_ask, waiting).await?;
         // A 2026-07-28 call that needs a person's answer returns the question.
-        if let Some(question) = asked.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let deferred = asked.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(Deferred::Command(command)) = deferred {
+            let ask = seal.ask_command(&call, before.as_ref(), &command).map_err(|e| ErrorData::internal_error(e, None))?;
+            return Ok(ask.into());
+        }
+        if let Some(Deferred::Access(question)) = deferred {
             let before = before.as_ref().map(|b| b.without_earlier_form_of(&question));
             // Put at the console, its page sent to a client that opens URLs.
             let page = console.filter(|_| parks).map(|console| {

@@ -15,7 +15,7 @@ fn dynamic_policy(f: &Fixture) {
 }
 
 /// Calls `tool` again with the state of `asked` and `answer`; `None` sends no answer.
-fn again(c: &mut Client, tool: &str, arguments: &Value, asked: &Value, answer: Option<Value>) -> Value {
+pub(super) fn again(c: &mut Client, tool: &str, arguments: &Value, asked: &Value, answer: Option<Value>) -> Value {
     let mut params = json!({ "name": tool, "arguments": arguments, "requestState": asked["requestState"] });
     if let Some(answer) = answer {
         params["inputResponses"] = json!({ "approval": answer });
@@ -23,12 +23,12 @@ fn again(c: &mut Client, tool: &str, arguments: &Value, asked: &Value, answer: O
     c.request("tools/call", params)
 }
 
-fn message(asked: &Value) -> &str {
+pub(super) fn message(asked: &Value) -> &str {
     asked["inputRequests"]["approval"]["params"]["message"].as_str().unwrap_or_else(|| panic!("no question in {asked}"))
 }
 
 /// The decisions a form offers, by value.
-fn decisions(form: &Value) -> Vec<Value> {
+pub(super) fn decisions(form: &Value) -> Vec<Value> {
     form["requestedSchema"]["properties"]["decision"]["oneOf"].as_array().unwrap().iter().map(|o| o["const"].clone()).collect()
 }
 

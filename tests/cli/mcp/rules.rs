@@ -116,3 +116,42 @@ fn answers_given_in_advance_approve_a_command_over_mcp() {
     assert!(f.path("portfolio/f.md").exists());
     assert_eq!(audit_lines(&f)[0]["decision"], "allow");
 }
+
+#[test]
+fn a_2026_client_is_asked_in_the_result_and_answers_by_calling_again() {
+    use super::approvals::{again, decisions, message};
+    let f = Fixture::new();
+    let mut c = connect(&f, NEW);
+    let arguments = json!({ "command": "touch a.md" });
+    let first = c.call("run_command", arguments.clone());
+    assert_eq!(message(&first), "run_command asks to run touch a.md, because the rule 'touch ...' asks: it writes a file. Allow it?");
+    let stateless = super::transport::OVER_HTTP.with(|h| h.get());
+    let offered = decisions(&first["inputRequests"]["approval"]["params"]);
+    assert_eq!(offered, if stateless { vec![json!("once"), json!("deny")] } else { vec![json!("once"), json!("session"), json!("deny")] });
+    assert!(!f.path("portfolio/a.md").exists());
+    let done = again(&mut c, "run_command", &arguments, &first, Some(json!({ "action": "accept", "content": { "decision": "once" } })));
+    assert_eq!(ok(&done)["exit_code"], 0);
+    assert!(f.path("portfolio/a.md").exists());
+    // Declined in its retry: nothing runs, in the sandbox's words.
+    let other = json!({ "command": "touch b.md" });
+    let asked = c.call("run_command", other.clone());
+    let declined = again(&mut c, "run_command", &other, &asked, Some(json!({ "action": "decline" })));
+    assert_eq!(refused(&declined), "Cannot run 'touch b.md': the user declined it.");
+    assert!(!f.path("portfolio/b.md").exists());
+    // An answer sealed for one command answers no other: asked again.
+    let third = json!({ "command": "touch c.md" });
+    let replayed = again(&mut c, "run_command", &third, &first, Some(json!({ "action": "accept", "content": { "decision": "once" } })));
+    assert!(replayed["isError"] == json!(true) || replayed.get("inputRequests").is_some(), "{replayed}");
+    assert!(!f.path("portfolio/c.md").exists());
+    let rows: Vec<(String, String)> = audit_lines(&f).iter().map(|l| (l["decision"].as_str().unwrap().to_owned(), l["via"].as_str().unwrap_or("").to_owned())).collect();
+    assert_eq!(rows, [("allow".to_owned(), "client".to_owned()), ("deny".to_owned(), "client".to_owned())]);
+}
+
+/// The tests above that mean the same over streamable HTTP.
+mod over_http {
+    #[test]
+    fn a_2026_client_is_asked_in_the_result_and_answers_by_calling_again() {
+        super::super::transport::OVER_HTTP.with(|h| h.set(true));
+        super::a_2026_client_is_asked_in_the_result_and_answers_by_calling_again()
+    }
+}

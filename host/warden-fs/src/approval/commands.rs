@@ -194,13 +194,21 @@ impl ApprovalSession {
     }
 
     fn ask_command(&mut self, request: &CommandRequest) -> Result<Answer> {
-        let (answer, via) = self.approver_decides_command(request);
+        let (answer, via, log) = match self.answered_ahead(&request.command) {
+            Some((answer, log, via)) => (answer, via, log),
+            None => {
+                let (answer, via) = self.approver_decides_command(request);
+                (answer, via, answer != Answer::Deferred)
+            }
+        };
         let answer = match answer {
             Answer::Allow { scope, .. } => Answer::Allow { scope, choice: 0 },
             other => other,
         };
-        let record = AuditRecord { via: via.map(str::to_owned), ..AuditRecord::command(&self.info().id, request, answer) };
-        self.audit_append(&record)?;
+        if log {
+            let record = AuditRecord { via: via.map(str::to_owned), ..AuditRecord::command(&self.info().id, request, answer) };
+            self.audit_append(&record)?;
+        }
         if let Answer::Allow { scope: Scope::Session, .. } = answer {
             self.approve_for_session(&request.session_rules);
         }

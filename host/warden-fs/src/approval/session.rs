@@ -72,11 +72,15 @@ pub struct ApprovalSession {
     client: Option<String>,
     /// Command rules (as shown, `git push ...`) a person approved for the session.
     command_grants: Vec<String>,
+    /// Answers about command lines given before the line is judged (a
+    /// 2026-07-28 MCP call answered in its retry): the line, the answer,
+    /// whether to log it when used, and where it was given.
+    command_answers: Vec<(String, Answer, bool, Option<&'static str>)>,
 }
 
 impl ApprovalSession {
     pub fn new(base: Sandbox, dynamic: Option<Dynamic>, approver: Box<dyn Approver>, audit: Option<AuditLog>, info: SessionInfo) -> Self {
-        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), inherited: 0, once_grants: Vec::new(), client: None, command_grants: Vec::new() }
+        ApprovalSession { base, dynamic, info, approver, audit, session_grants: Vec::new(), inherited: 0, once_grants: Vec::new(), client: None, command_grants: Vec::new(), command_answers: Vec::new() }
     }
 
     /// The session of `worker` (or the program) under `policy`, with its dynamic ceiling.
@@ -172,6 +176,19 @@ impl ApprovalSession {
                 self.command_grants.push(rule.clone());
             }
         }
+    }
+
+    /// Gives `answer` to the command line `command` when it is judged next in
+    /// this session (logged then when `log`, as given `via`).
+    pub fn answer_command_ahead(&mut self, command: &str, answer: Answer, log: bool, via: Option<&'static str>) {
+        self.command_answers.push((command.to_owned(), answer, log, via));
+    }
+
+    /// The answer given ahead for `command`, taken.
+    pub(super) fn answered_ahead(&mut self, command: &str) -> Option<(Answer, bool, Option<&'static str>)> {
+        let at = self.command_answers.iter().position(|(line, ..)| line == command)?;
+        let (_, answer, log, via) = self.command_answers.remove(at);
+        Some((answer, log, via))
     }
 
     /// The command rules approved for the session so far.
