@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
-use warden_fs::approval::{Answer, Request, Scope};
+use warden_fs::approval::{Answer, CommandRequest, Request, Scope};
 use warden_policy::shown;
 
 /// What the person chose for a question.
@@ -61,6 +61,22 @@ pub struct NewQuestion {
 impl NewQuestion {
     /// `request` as the console shows it, asked by `client`; names are escaped
     /// as the client's form escapes them.
+    /// A command a rule asks about, as the console shows it: `run` the line,
+    /// no host path, and the line as its one choice (the page shows none).
+    pub fn of_command(request: &CommandRequest, client: &str, offer_session: bool) -> NewQuestion {
+        let command = shown(&request.command).into_owned();
+        NewQuestion {
+            client: client.to_owned(),
+            tool: shown(request.tool.as_deref().unwrap_or("a tool")).into_owned(),
+            access: "run".to_owned(),
+            path: command.clone(),
+            host_path: String::new(),
+            reason: shown(&request.reason()).into_owned(),
+            folders: vec![command],
+            offer_session: offer_session && !request.session_rules.is_empty(),
+        }
+    }
+
     pub fn of(request: &Request, client: &str, offer_session: bool) -> NewQuestion {
         NewQuestion {
             client: client.to_owned(),

@@ -159,7 +159,8 @@ impl Approver for Eliciting {
         let (reply, answered) = oneshot::channel();
         self.via = None;
         let offer_session = self.offer_session && !request.session_rules.is_empty();
-        let question = Question { form: command_form(request, offer_session), console: None, reply };
+        let console = Some(warden_console::NewQuestion::of_command(request, &self.client, self.offer_session));
+        let question = Question { form: command_form(request, offer_session), console, reply };
         if self.questions.blocking_send(question).is_err() {
             return Answer::Unanswered;
         }
@@ -171,6 +172,13 @@ impl Approver for Eliciting {
                     Some(scope) => Answer::Allow { scope, choice: 0 },
                     None => Answer::Deny,
                 })
+            }
+            Ok(Some(Decided::Console(decision))) => {
+                self.via = Some("console");
+                match decision.answer(offer_session) {
+                    Answer::Allow { scope, .. } => Answer::Allow { scope, choice: 0 },
+                    answer => answer,
+                }
             }
             _ => Answer::Unanswered,
         }

@@ -2,7 +2,8 @@
 //! stdin; and, while the policy's console runs, the same question there, the
 //! first answer winning.
 
-use std::io::{IsTerminal, Read, Write};
+use std::cell::Cell;
+use std::io::{IsTerminal, Read, StderrLock, Write};
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -45,20 +46,82 @@ impl Approver for TerminalApprover {
         let access = request.access.as_str();
         let tool = request.tool.as_deref().unwrap_or("a tool");
         let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
-        let mut console = self.console.as_ref().filter(|c| c.ask(&NewQuestion::of(request, "warden CLI", true)));
-        let asked_console = console.is_some();
+        let console = self.console.clone().filter(|c| c.ask(&NewQuestion::of(request, "warden CLI", true)));
         let _ = writeln!(err, "\nwarden: {tool}{worker} asks to {access} {}", request.path);
         let _ = writeln!(err, "  host path: {}", request.host_path.display());
         let _ = writeln!(err, "  because {}", request.reason);
-        if console.is_some() {
+        let choice = Cell::new(0);
+        let widen = if request.choices.len() > 1 { "  [w] widen" } else { "" };
+        let prompt = |err: &mut StderrLock| {
+            let dir = &request.choices[choice.get()];
+            let _ = writeln!(err, "  grant {access} access to {} (host {})", dir.path, dir.host.display());
+            let _ = write!(err, "  [o] allow once  [s] allow for this session  [d] deny{widen} ? ");
+        };
+        let on_key = |key: Option<u8>, err: &mut StderrLock| match key {
+            Some(b'o' | b'O') => Some(Answer::Allow { scope: Scope::Once, choice: choice.get() }),
+            Some(b's' | b'S') => Some(Answer::Allow { scope: Scope::Session, choice: choice.get() }),
+            Some(b'w' | b'W') if request.choices.len() > 1 => {
+                choice.set((choice.get() + 1) % request.choices.len());
+                let _ = writeln!(err, "w");
+                None
+            }
+            key => denied_or_again(key, err),
+        };
+        self.answer(console.as_ref(), &mut err, prompt, on_key)
+    }
+
+    fn answered_via(&self) -> Option<&'static str> {
+        self.via
+    }
+
+    /// A command a rule asks about, at the terminal and at the policy's console.
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        self.via = None;
+        let _keys = KeyMode::enter();
+        let mut err = std::io::stderr().lock();
+        let tool = request.tool.as_deref().unwrap_or("a tool");
+        let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
+        let console = self.console.clone().filter(|c| c.ask(&NewQuestion::of_command(request, "warden CLI", true)));
+        let _ = writeln!(err, "\nwarden: {tool}{worker} asks to run {}", shown(&request.command));
+        let _ = writeln!(err, "  because {}", shown(&request.reason()));
+        if let Some(grant) = &request.grant {
+            let _ = writeln!(err, "  it would get {grant}, for this command only");
+        }
+        let rules: Vec<String> = request.session_rules.iter().map(|r| format!("'{r}'")).collect();
+        let session = if rules.is_empty() { String::new() } else { format!("  [s] allow {} for this session", rules.join(", ")) };
+        let prompt = |err: &mut StderrLock| {
+            let _ = write!(err, "  [o] allow once{session}  [d] deny ? ");
+        };
+        let on_key = |key: Option<u8>, err: &mut StderrLock| match key {
+            Some(b'o' | b'O') => Some(Answer::Allow { scope: Scope::Once, choice: 0 }),
+            Some(b's' | b'S') if !rules.is_empty() => Some(Answer::Allow { scope: Scope::Session, choice: 0 }),
+            key => denied_or_again(key, err),
+        };
+        match self.answer(console.as_ref(), &mut err, prompt, on_key) {
+            Answer::Allow { scope, .. } => Answer::Allow { scope, choice: 0 },
+            answer => answer,
+        }
+    }
+}
+
+impl TerminalApprover {
+    /// Shows `prompt` until a key answers (`on_key`; `None` shows it again)
+    /// or the policy's console does, when it was asked too: the first
+    /// answer wins and the other question is withdrawn.
+    fn answer(
+        &mut self,
+        console: Option<&LocalConsole>,
+        err: &mut StderrLock,
+        prompt: impl Fn(&mut StderrLock),
+        on_key: impl Fn(Option<u8>, &mut StderrLock) -> Option<Answer>,
+    ) -> Answer {
+        let asked_console = console.is_some();
+        let mut console = console;
+        if asked_console {
             let _ = writeln!(err, "  (asked at Warden's console too: the first answer wins)");
         }
-        let mut choice = 0;
         loop {
-            let dir = &request.choices[choice];
-            let _ = writeln!(err, "  grant {access} access to {} (host {})", dir.path, dir.host.display());
-            let widen = if request.choices.len() > 1 { "  [w] widen" } else { "" };
-            let _ = write!(err, "  [o] allow once  [s] allow for this session  [d] deny{widen} ? ");
+            prompt(err);
             let _ = err.flush();
             let key = match read_key(console) {
                 Input::Key(key) => key,
@@ -79,20 +142,7 @@ impl Approver for TerminalApprover {
                     continue;
                 }
             };
-            let answer = match key {
-                Some(b'o' | b'O') => Answer::Allow { scope: Scope::Once, choice },
-                Some(b's' | b'S') => Answer::Allow { scope: Scope::Session, choice },
-                Some(b'w' | b'W') if request.choices.len() > 1 => {
-                    choice = (choice + 1) % request.choices.len();
-                    let _ = writeln!(err, "w");
-                    continue;
-                }
-                None | Some(b'd' | b'D' | b'n' | b'N' | 0x1b | 0x03 | 0x04) => Answer::Deny,
-                Some(_) => {
-                    let _ = writeln!(err);
-                    continue;
-                }
-            };
+            let Some(answer) = on_key(key, err) else { continue };
             if let Some(console) = console {
                 console.withdraw();
             }
@@ -104,41 +154,15 @@ impl Approver for TerminalApprover {
             return answer;
         }
     }
+}
 
-    fn answered_via(&self) -> Option<&'static str> {
-        self.via
-    }
-
-    /// A command a rule asks about: the terminal alone is asked (the console
-    /// shows file questions only).
-    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
-        self.via = None;
-        let _keys = KeyMode::enter();
-        let mut err = std::io::stderr().lock();
-        let tool = request.tool.as_deref().unwrap_or("a tool");
-        let worker = request.worker.as_deref().map(|w| format!(" (worker {w})")).unwrap_or_default();
-        let _ = writeln!(err, "\nwarden: {tool}{worker} asks to run {}", shown(&request.command));
-        let _ = writeln!(err, "  because {}", shown(&request.reason()));
-        if let Some(grant) = &request.grant {
-            let _ = writeln!(err, "  it would get network access to {grant}, for this command only");
-        }
-        let rules: Vec<String> = request.session_rules.iter().map(|r| format!("'{r}'")).collect();
-        let session = if rules.is_empty() { String::new() } else { format!("  [s] allow {} for this session", rules.join(", ")) };
-        loop {
-            let _ = write!(err, "  [o] allow once{session}  [d] deny ? ");
-            let _ = err.flush();
-            let key = one_key();
-            let answer = match key {
-                Some(b'o' | b'O') => Answer::Allow { scope: Scope::Once, choice: 0 },
-                Some(b's' | b'S') if !rules.is_empty() => Answer::Allow { scope: Scope::Session, choice: 0 },
-                None | Some(b'd' | b'D' | b'n' | b'N' | 0x1b | 0x03 | 0x04) => Answer::Deny,
-                Some(_) => {
-                    let _ = writeln!(err);
-                    continue;
-                }
-            };
-            let _ = writeln!(err, "{}", said(answer));
-            return answer;
+/// Esc, Ctrl-C, Ctrl-D, `d`, `n` and end of input deny; any other key asks again.
+fn denied_or_again(key: Option<u8>, err: &mut StderrLock) -> Option<Answer> {
+    match key {
+        None | Some(b'd' | b'D' | b'n' | b'N' | 0x1b | 0x03 | 0x04) => Some(Answer::Deny),
+        Some(_) => {
+            let _ = writeln!(err);
+            None
         }
     }
 }

@@ -552,3 +552,31 @@ fn a_2026_client_that_opens_urls_is_sent_the_questions_page_in_the_result_and_th
     assert!(refused(&denied).starts_with("Cannot write to '/portfolio/drafts/b.md'"), "{denied}");
     assert!(!f.path("portfolio/drafts/b.md").exists());
 }
+
+#[test]
+fn a_command_a_rule_asks_about_is_answered_at_the_console_in_both_revisions() {
+    for revision in [OLD, NEW] {
+        let f = Fixture::new();
+        f.file(
+            "policy.yaml",
+            "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell:\n    rules:\n      \
+             - { prefix: [touch], decision: ask, justification: \"it writes a file\" }\n",
+        );
+        let (mut c, page) = with_console(&f, revision, json!({}));
+        let id = c.start_request("tools/call", json!({ "name": "run_command", "arguments": { "command": "touch a.md" } }));
+        let question = &page.questions(1)[0];
+        let shown: Vec<&str> = ["tool", "access", "path", "reason"].iter().map(|k| question[k].as_str().unwrap()).collect();
+        assert_eq!(shown, ["run_command", "run", "touch a.md", "the rule 'touch ...' asks: it writes a file"], "{revision}");
+        page.answer(question, "once");
+        let response = c.response_within(id, Duration::from_secs(20)).expect("the call ended");
+        assert_eq!(ok(&response["result"])["exit_code"], 0, "{revision}");
+        assert!(f.path("portfolio/a.md").exists());
+        let id = c.start_request("tools/call", json!({ "name": "run_command", "arguments": { "command": "touch b.md" } }));
+        page.answer(&page.questions(1)[0], "deny");
+        let response = c.response_within(id, Duration::from_secs(20)).expect("the call ended");
+        assert_eq!(refused(&response["result"]), "Cannot run 'touch b.md': the user declined it.");
+        assert!(!f.path("portfolio/b.md").exists());
+        let via: Vec<Value> = audit_lines(&f).iter().map(|l| l["via"].clone()).collect();
+        assert_eq!(via, [json!("console"), json!("console")], "{revision}");
+    }
+}

@@ -323,3 +323,26 @@ fn in_a_browser_the_python_sdk_without_forms_is_answered_at_the_console() {
     assert_eq!(audit_lines(&f)[0]["via"], "console");
     assert!(sdk.wait().unwrap().success());
 }
+
+#[test]
+fn in_a_browser_a_command_a_rule_asks_about_is_shown_as_text_and_allowed() {
+    let f = Fixture::new();
+    f.file("policy.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell:\n    rules: [{ prefix: [touch], decision: ask, justification: \"it writes\" }]\n");
+    let mut c = connect(&f, json!({}));
+    let mut browser = Browser::open(&f);
+    browser.expect_question("onerror");
+    let command = "touch '<img src=x onerror=alert(1)>'";
+    let id = c.start_request("tools/call", json!({ "name": "run_command", "arguments": { "command": command } }));
+    let question = browser.waited(&f).0;
+    assert_eq!(browser.run(&f, "probe-alert"), "1");
+    let card = browser.run(&f, &format!("card {question}"));
+    let (text, counts) = card.rsplit_once('"').map(|(t, c)| (format!("{t}\""), c.trim().to_owned())).unwrap();
+    let text: String = serde_json::from_str(&text).unwrap();
+    assert!(text.contains(&format!("run_command asks to run {command}")) && text.contains("because the rule 'touch ...' asks: it writes"), "{text}");
+    assert!(!text.contains("Folder to grant") && !text.contains("host path"), "{text}");
+    assert_eq!(counts, "0 1", "the command was rendered as HTML");
+    browser.run(&f, &format!("click {question} Allow once"));
+    let response = c.response_within(id, Duration::from_secs(20)).expect("the call ended after the click");
+    assert_eq!(ok(&response["result"])["exit_code"], 0);
+    assert!(f.path("portfolio/<img src=x onerror=alert(1)>").exists());
+}

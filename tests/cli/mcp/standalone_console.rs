@@ -251,3 +251,22 @@ fn open_gives_the_browser_a_private_page_never_the_url_and_a_stop_removes_it_and
     assert_eq!(console.child.0.wait().unwrap().code(), Some(0));
     assert!(!page.exists() && !std::path::Path::new(&console.socket).exists());
 }
+
+#[test]
+fn a_command_a_rule_asks_about_is_answered_at_the_console() {
+    let f = Fixture::new();
+    f.file("policy.yaml", &NO_QUESTIONS.replace("  shell: {}\n", "  audit: ./audit.jsonl\n  shell:\n    rules: [{ prefix: [touch], decision: ask }]\n"));
+    let console = Standalone::start(&f);
+    let exec = command(&f, &["exec", "--cwd", "/portfolio", "--", "touch", "made.md"]);
+    let question = &console.page.questions(1)[0];
+    assert_eq!((question["tool"].as_str(), question["access"].as_str(), question["path"].as_str()), (Some("warden exec"), Some("run"), Some("touch made.md")));
+    console.page.answer(question, "once");
+    assert_eq!(ended(exec).0, Some(0));
+    assert!(f.path("portfolio/made.md").exists());
+    let exec = command(&f, &["exec", "--cwd", "/portfolio", "--", "touch", "other.md"]);
+    console.page.answer(&console.page.questions(1)[0], "deny");
+    assert_eq!(ended(exec), (Some(126), "Cannot run 'touch other.md': the user declined it.\n".to_owned()));
+    assert!(!f.path("portfolio/other.md").exists());
+    let logged: Vec<Value> = audit_lines(&f).iter().map(|l| json!([l["decision"], l["via"]])).collect();
+    assert_eq!(logged, [json!(["allow", "console"]), json!(["deny", "console"])]);
+}

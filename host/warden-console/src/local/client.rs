@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use warden_fs::approval::{Answer, Approver, Request};
+use warden_fs::approval::{Answer, Approver, CommandRequest, Request};
 
 use super::wire::{socket_of, FromCommand, ToCommand, MAX_LINE};
 use crate::hub::{Decision, NewQuestion};
@@ -139,9 +139,27 @@ pub struct ConsoleApprover {
 
 impl Approver for ConsoleApprover {
     fn decide(&mut self, request: &Request) -> Answer {
-        self.via = None;
         // The console names the asker by the connection's process, whatever it is told.
-        if !self.console.ask(&NewQuestion::of(request, "warden CLI", true)) {
+        self.wait_for(&NewQuestion::of(request, "warden CLI", true))
+    }
+
+    fn decide_command(&mut self, request: &CommandRequest) -> Answer {
+        match self.wait_for(&NewQuestion::of_command(request, "warden CLI", true)) {
+            Answer::Allow { scope, .. } => Answer::Allow { scope, choice: 0 },
+            answer => answer,
+        }
+    }
+
+    fn answered_via(&self) -> Option<&'static str> {
+        self.via
+    }
+}
+
+impl ConsoleApprover {
+    /// Puts `question` at the console and waits for its answer.
+    fn wait_for(&mut self, question: &NewQuestion) -> Answer {
+        self.via = None;
+        if !self.console.ask(question) {
             return Answer::Unanswered;
         }
         let deadline = Instant::now() + ANSWER_TIME;
@@ -157,10 +175,6 @@ impl Approver for ConsoleApprover {
         }
         self.console.withdraw();
         Answer::Unanswered
-    }
-
-    fn answered_via(&self) -> Option<&'static str> {
-        self.via
     }
 }
 

@@ -139,7 +139,12 @@ fn checked(question: NewQuestion, who: &str) -> NewQuestion {
     NewQuestion {
         client: who.to_owned(),
         tool: cut(&question.tool),
-        access: if question.access == "read" { "read" } else { "write" }.to_owned(),
+        access: match question.access.as_str() {
+            "read" => "read",
+            "run" => "run",
+            _ => "write",
+        }
+        .to_owned(),
         path: cut(&question.path),
         host_path: cut(&question.host_path),
         reason: cut(&question.reason),

@@ -75,8 +75,11 @@ function questionCard(q) {
   const now = String(Date.now());
   const card = el('div', { class: String(q.id) === wanted ? 'question wanted' : 'question', 'data-question-id': String(q.id), 'data-shown-at': now, 'data-moved-at': now },
     el('div', { class: 'what' }, `${q.client} · ${q.tool} asks to ${q.access} `, code(q.path)),
-    el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
-    el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons);
+    ...(q.access === 'run'
+      // A command a rule asks about: no host path, no folder to choose.
+      ? [el('div', { class: 'facts' }, `because ${q.reason}`), ...buttons]
+      : [el('div', { class: 'facts' }, 'host path ', code(q.host_path), ` · because ${q.reason}`),
+         el('label', {}, `Folder to grant ${q.access} access to: `, folder), ' ', ...buttons]));
   return card;
 }
 
