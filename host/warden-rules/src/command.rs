@@ -90,7 +90,11 @@ pub fn runs_its_value(name: &str) -> bool {
         "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
         "GIT_COMMITTER_DATE", "GIT_DIR", "GIT_WORK_TREE", "GIT_TERMINAL_PROMPT",
     ];
-    matches!(name, "BASH_ENV" | "ENV" | "PS1" | "PS2" | "PS3" | "PS4" | "PROMPT_COMMAND")
+    matches!(
+        name,
+        "BASH_ENV" | "ENV" | "PS1" | "PS2" | "PS3" | "PS4" | "PROMPT_COMMAND" | "NODE_OPTIONS" | "PERL5OPT" | "PERL5DB" | "RUBYOPT"
+            | "PYTHONSTARTUP" | "PYTHONINSPECT" | "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS"
+    )
         || name.starts_with("BASH_FUNC_")
         || (name.starts_with("GIT_") && !GIT_HARMLESS.contains(&name))
 }

@@ -39,6 +39,10 @@ pub fn split_script(script: &str, depth: usize, split: &mut Split) {
     if joins {
         split.unparsed("a line break inside a word (backslash-newline), which bash joins".into());
     }
+    // The grammar reads backslash, CR, LF as a line continuation; bash, as an escaped CR and a new line.
+    if script.contains("\\\r") {
+        split.unparsed("a backslash before a carriage return, which bash and the grammar read apart".into());
+    }
     let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(script, None)) else {
         return split.unparsed("the script could not be parsed".into());
     };
@@ -91,7 +95,7 @@ impl Walker<'_, '_> {
                 self.substitutions(node);
                 self.note_assignments(node);
             }
-            "declaration_command" => {
+            "declaration_command" | "unset_command" => {
                 self.note_assignments(node);
                 self.declaration(node);
             }
@@ -116,6 +120,19 @@ impl Walker<'_, '_> {
                 self.split.unparsed(format!("{what}: {}", first_line(self.text(node))));
                 self.children(node);
             }
+        }
+    }
+
+    /// The shell ends a heredoc at its delimiter with the quotes taken away
+    /// (`true""` ends at `true`); the grammar, at the word as written. A
+    /// delimiter that is not one plain word, whole or wholly quoted, is unparsed.
+    fn heredoc_delimiter(&mut self, redirect: Node, start: Node) {
+        let text = self.text(start);
+        let plain = |w: &str| !w.is_empty() && !w.contains(['\'', '"', '\\', '$', '`']);
+        let fully_quoted = |q: char| text.len() >= 2 && text.starts_with(q) && text.ends_with(q) && plain(&text[1..text.len() - 1]);
+        let escaped = text.strip_prefix('\\').is_some_and(plain);
+        if !(plain(text) || fully_quoted('\'') || fully_quoted('"') || escaped) {
+            self.split.unparsed(format!("a heredoc whose delimiter the shell reads otherwise: {}", first_line(self.text(redirect))));
         }
     }
 
@@ -234,7 +251,8 @@ impl Walker<'_, '_> {
             "file_descriptor" if !walker.text(child).bytes().all(|b| b.is_ascii_digit()) => {
                 walker.split.unparsed(format!("a redirection the grammar does not read as bash does: {}", walker.text(node)));
             }
-            "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
+            "heredoc_start" => walker.heredoc_delimiter(node, child),
+            "file_descriptor" | "heredoc_end" => {}
             "heredoc_body" => walker.substitutions(child),
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => words.extend(walker.redirect(child)),
             kind if is_word(kind) => {
@@ -320,14 +338,13 @@ impl Walker<'_, '_> {
         let mut raw = RawCommand::default();
         let keyword = node.child(0).map(|k| self.text(k).to_owned()).unwrap_or_default();
         raw.tokens.push(Token::Word(keyword));
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            let text = self.text(child).to_owned();
-            raw.tokens.push(match child.kind() {
-                "variable_name" | "word" => self.token(child),
-                _ => Token::Unknown(text),
-            });
-        }
+        self.each_child(node, |walker, child| {
+            let token = match child.kind() {
+                "variable_name" | "word" => walker.token(child),
+                _ => Token::Unknown(walker.text(child).to_owned()),
+            };
+            raw.tokens.push(token);
+        });
         self.split.command(raw, self.depth);
     }
 
@@ -367,10 +384,16 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Whether `${...}` evaluates arithmetic: a subscript, or an offset (`${x:1}`, not `${x:-default}`).
+/// Whether `${...}` evaluates something a variable may hold: a subscript
+/// (but `[@]` and `[*]`), an offset that is not a number (`${x:y}`), an
+/// indirection (`${!x}`), a transformation (`${x@P}`), or an assignment (`${x:=v}`).
 fn evaluates(expansion: &str) -> bool {
-    let inner = expansion.trim_start_matches("${");
-    inner.contains('[') || inner.split_once(':').is_some_and(|(_, after)| !after.starts_with(['-', '=', '?', '+']))
+    let inner = expansion.trim_start_matches("${").trim_end_matches('}').replace("[@]", "").replace("[*]", "");
+    let subscript = inner.contains('[');
+    let offset = inner.split_once(':').is_some_and(|(_, after)| {
+        !after.starts_with(['-', '?', '+']) && !after.chars().all(|c| c.is_ascii_digit() || c == ':' || c == ' ')
+    });
+    subscript || offset || inner.starts_with('!') || inner.contains('@') || inner.contains('=')
 }
 
 /// Whether a node of this kind is a word (or stands for one).

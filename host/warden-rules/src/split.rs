@@ -98,7 +98,8 @@ impl Split {
         let saved = (std::mem::replace(&mut self.inside, outer.seen_through.clone()), self.elevated, self.lookup_changed, self.bash);
         self.inside.push(outer.shown());
         self.elevated = outer.elevated;
-        self.lookup_changed = outer.lookup_changed;
+        // A shell named by a path (`./sh`) may run anything: nothing it runs is certain.
+        self.lookup_changed = outer.lookup_changed || outer.program_uncertain;
         if !same_shell {
             self.bash = outer.tokens.first().and_then(Token::word).is_some_and(|p| p == "bash" || p == "rbash");
         }

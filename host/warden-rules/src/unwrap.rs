@@ -13,8 +13,19 @@ const SHELLS: [&str; 13] = ["sh", "bash", "rbash", "dash", "zsh", "ksh", "mksh",
 
 /// Programs that run a command of their own that Warden does not look into:
 /// what they run is unparsed.
-const OPAQUE_RUNNERS: [&str; 14] =
-    ["nsenter", "unshare", "flock", "watch", "script", "su", "runuser", "setpriv", "firejail", "chrt", "taskset", "parallel", "coproc", "fc"];
+const OPAQUE_RUNNERS: [&str; 30] = [
+    "nsenter", "unshare", "flock", "watch", "script", "su", "runuser", "setpriv", "firejail", "chrt", "taskset", "parallel", "coproc", "fc",
+    "linux32", "linux64", "setarch", "prlimit", "choom", "strace", "ltrace", "sg", "newgrp", "pkexec", "gdb", "valgrind", "systemd-run",
+    "cpulimit", "torsocks", "proxychains",
+];
+
+/// Words that open or close a compound command: in a command's place they
+/// are not a program (`! { rm -rf /; }`, which tree-sitter reads as a command named `{`).
+const RESERVED: [&str; 21] =
+    ["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "for", "while", "until", "case", "esac", "in", "function", "select", "time", "[[", "]]"];
+
+/// Builtins that set variables from their arguments.
+const DECLARATIONS: [&str; 5] = ["export", "declare", "typeset", "local", "readonly"];
 
 /// Builtins that run code given in their arguments, or change how later words are read.
 const CODE_BUILTINS: [&str; 8] = ["trap", "compgen", "complete", "mapfile", "readarray", "history", "bind", "let"];
@@ -52,7 +63,7 @@ fn wrapper_options(program: &str) -> Option<Options> {
         "timeout" => Options { flags: "v", valued: "sk", long_flags: &["preserve-status", "foreground", "verbose"], long_valued: &["signal", "kill-after"], positionals: 1, ..NONE },
         "nice" => Options { valued: "n", long_valued: &["adjustment"], numeric: true, ..NONE },
         "nohup" | "busybox" => NONE,
-        "command" => Options { flags: "p", ..NONE },
+        "command" => Options { flags: "pvV", ..NONE },
         "time" => Options { flags: "pvaq", valued: "fo", long_flags: &["portability", "verbose", "append", "quiet"], long_valued: &["format", "output"], ..NONE },
         "exec" => Options { flags: "cl", ..NONE },
         "sudo" => Options {
@@ -160,6 +171,10 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
             split.unparsed(format!("the program is known only when it runs: {}", command.shown()));
             return split.push(command, Layer::Command);
         };
+        if RESERVED.contains(&program.as_str()) && !(program == "time" && command.tokens.len() > 1 && !is_reserved(&command.tokens[1])) {
+            split.unparsed(format!("a reserved word where a command's name goes: {}", command.shown()));
+            return split.push(command, Layer::Command);
+        }
         let mut name = name_program(&mut command, &program);
         // `git-push` (git's exec-path form) is `git push`.
         if let Some(sub) = name.strip_prefix("git-").filter(|s| !s.is_empty()).map(str::to_owned) {
@@ -191,6 +206,8 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
                     }
                     split.push(command.clone(), Layer::Wrapper);
                     command.elevated |= name == "sudo" || name == "doas";
+                    // A wrapper that may not be the one its name says (`./env`) may run anything.
+                    command.lookup_changed |= command.program_uncertain;
                     let wrapper = shown(&command.tokens[..start]);
                     command.seen_through.push(wrapper);
                     command.tokens = inner;
@@ -248,13 +265,19 @@ pub fn see_through(mut command: Command, depth: usize, split: &mut Split) {
             "set" if sets_risky_option(&command.tokens[1..]) => {
                 split.unparsed(format!("set turns on history expansion, keywords anywhere or traps in functions: {}", command.shown()));
             }
-            "declare" | "typeset" | "local" | "export" | "readonly" if command.tokens[1..].iter().any(|t| t.word().is_some_and(|w| w.starts_with('-') && w.contains(['i', 'n', 'a', 'A', 'f']))) => {
-                split.unparsed(format!("{name} with integer, reference, array or function attributes, which bash evaluates: {}", command.shown()));
+            declaration if DECLARATIONS.contains(&declaration) && declares_evaluated(&command.tokens[1..]) => {
+                split.unparsed(format!("{name} with attributes or subscripts bash evaluates: {}", command.shown()));
             }
-            "printf" if command.tokens[1..].iter().any(|t| t.word() == Some("-v")) => {
+            declaration if DECLARATIONS.contains(&declaration) => {
+                // Reached through `command` or `builtin` too: what it sets holds for the rest of the script.
+                for variable in command.tokens[1..].iter().filter_map(Token::word).filter_map(|w| w.split_once('=').map(|(n, _)| n.to_owned())) {
+                    split.assigns(&variable);
+                }
+            }
+            "printf" if command.tokens[1..].iter().any(|t| t.word().is_none_or(|w| w.starts_with("-v"))) => {
                 split.unparsed(format!("printf -v names a variable, which bash may evaluate: {}", command.shown()));
             }
-            "read" | "test" | "[" | "unset" if command.tokens[1..].iter().any(|t| t.word().is_some_and(|w| w.contains('[') || w == "-v" || w == "-a" || changes_lookup(w))) => {
+            "read" | "test" | "[" | "unset" | "getopts" if command.tokens[1..].iter().any(|t| t.word().is_none_or(|w| w.contains('[') || w == "-v" || w == "-a" || changes_lookup(w) || runs_its_value(w))) => {
                 split.unparsed(format!("{name} with a variable bash may evaluate or that changes what runs: {}", command.shown()));
             }
             runner if OPAQUE_RUNNERS.contains(&runner) => {
@@ -293,17 +316,7 @@ fn shown(tokens: &[Token]) -> String {
 
 /// The command `xargs` runs: its words, then the words it reads.
 fn xargs_command(options: &[Token], mut inner: Vec<Token>) -> Vec<Token> {
-    let replace = options.windows(2).find_map(|w| match (&w[0], &w[1]) {
-        (Token::Word(flag), Token::Word(value)) if flag == "-I" => Some(value.clone()),
-        _ => None,
-    });
-    // `-i`, `-iR`, `--replace[=R]`: R, `{}` by default.
-    let replace = replace.or_else(|| {
-        options.iter().filter_map(Token::word).find_map(|w| {
-            let value = w.strip_prefix("--replace").map(|r| r.trim_start_matches('=')).or_else(|| w.strip_prefix("-i").filter(|_| !w.starts_with("--")))?;
-            Some(if value.is_empty() { "{}".to_owned() } else { value.to_owned() })
-        })
-    });
+    let replace = xargs_replace(options);
     match replace {
         Some(mark) => {
             for token in &mut inner {
@@ -315,6 +328,30 @@ fn xargs_command(options: &[Token], mut inner: Vec<Token>) -> Vec<Token> {
         None => inner.push(Token::Unknown("(words read by xargs)".into())),
     }
     inner
+}
+
+/// The replace string of `-I R`, `-IR`, `-rI R` (in a cluster), `-i[R]` or
+/// `--replace[=R]` (`{}` by default for the last two).
+fn xargs_replace(options: &[Token]) -> Option<String> {
+    let mut words = options.iter().filter_map(Token::word);
+    while let Some(word) = words.next() {
+        if let Some(value) = word.strip_prefix("--replace") {
+            return Some(value.strip_prefix('=').filter(|v| !v.is_empty()).unwrap_or("{}").to_owned());
+        }
+        let Some(cluster) = word.strip_prefix('-').filter(|c| !c.starts_with('-')) else { continue };
+        for (at, letter) in cluster.char_indices() {
+            let rest = &cluster[at + 1..];
+            match letter {
+                'I' if rest.is_empty() => return words.next().map(str::to_owned),
+                'I' => return Some(rest.to_owned()),
+                'i' => return Some(if rest.is_empty() { "{}".to_owned() } else { rest.to_owned() }),
+                // A letter that takes the rest of the word, or the next one, as its value.
+                l if "adELnPsel".contains(l) => break,
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// The commands of `find`'s `-exec`, `-execdir`, `-ok` and `-okdir`, with `{}` unknown.
@@ -351,9 +388,9 @@ fn git_globals(tokens: &[Token]) -> Result<Option<usize>, String> {
     ];
     // Settings that run nothing; any other (`core.fsmonitor`, `core.pager`, `diff.external`,
     // `core.hooksPath`, `include.path`, `help.autocorrect`, `alias.*`...) may run a command or another subcommand.
-    const HARMLESS: [&str; 12] = [
+    const HARMLESS: [&str; 13] = [
         "user.name", "user.email", "color.", "core.quotepath", "advice.", "init.defaultbranch", "commit.gpgsign",
-        "tag.gpgsign", "log.", "format.pretty", "pull.rebase", "push.default",
+        "tag.gpgsign", "log.", "format.pretty", "pull.rebase", "push.default", "safe.directory",
     ];
     const VALUED: [&str; 7] = ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"];
     let mut i = 1;
@@ -412,6 +449,10 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
                 i += 1;
                 break;
             }
+            "-o" | "+o" if command.tokens.get(i + 1).and_then(Token::word).is_none_or(|o| matches!(o, "history" | "histexpand" | "keyword" | "functrace")) => {
+                split.unparsed(format!("{name} {word}: assignments anywhere, history expansion or traps in functions"));
+                return split.push(command, Layer::Command);
+            }
             "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => i += 2,
             w if w.starts_with("--") => i += 1,
             "-C" | "--init-command" if name == "fish" => {
@@ -422,6 +463,10 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
                 inline |= w.contains('c');
                 if w.contains('s') || w.contains('i') {
                     split.unparsed(format!("{name} reads its commands from standard input"));
+                    return split.push(command, Layer::Command);
+                }
+                if w.contains(['k', 'H', 'T']) {
+                    split.unparsed(format!("{name} {w}: assignments anywhere, history expansion or traps in functions"));
                     return split.push(command, Layer::Command);
                 }
                 // `-co posix`: each `o` or `O` in the cluster takes the next word.
@@ -458,55 +503,98 @@ fn shell_command(command: Command, depth: usize, split: &mut Split) {
     }
 }
 
+/// `-`, or a path to standard input or another descriptor (`/dev/stdin`, `//dev/fd/3`, `/proc/self/fd/0`).
 fn is_stdin(file: &str) -> bool {
-    matches!(file, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+    let path: String = file.split('/').filter(|part| !part.is_empty() && *part != ".").collect::<Vec<_>>().join("/");
+    file == "-" || path == "dev/stdin" || path.starts_with("dev/fd/") || (path.starts_with("proc/") && path.contains("/fd/"))
+}
+
+/// How an interpreter reads its options: letters that take code (`-c`),
+/// letters that take a value, letters that take none, and long options that
+/// take none. Any other option is one Warden does not know.
+struct Interpreter {
+    code: &'static str,
+    valued: &'static str,
+    flags: &'static str,
+    long: &'static [&'static str],
+}
+
+fn interpreter(name: &str) -> Option<Interpreter> {
+    Some(match name {
+        n if n.starts_with("python") || n.starts_with("pypy") => Interpreter { code: "c", valued: "WX", flags: "bBdEIOqsSuvxRP", long: &[] },
+        n if n.starts_with("node") || n == "bun" => Interpreter {
+            code: "ep",
+            valued: "",
+            flags: "",
+            long: &["--no-warnings", "--enable-source-maps", "--trace-warnings", "--test", "--experimental-vm-modules", "--no-deprecation"],
+        },
+        n if n.starts_with("perl") => Interpreter { code: "eEMm", valued: "I", flags: "wWXtTsanplcUu", long: &[] },
+        n if n.starts_with("ruby") => Interpreter { code: "e", valued: "IrCEFx", flags: "wWvdsnplac", long: &[] },
+        n if n.starts_with("lua") => Interpreter { code: "e", valued: "l", flags: "vEW", long: &[] },
+        "Rscript" | "osascript" => Interpreter { code: "e", valued: "", flags: "", long: &[] },
+        n if n.starts_with("php") => Interpreter { code: "rRBE", valued: "cdzf", flags: "qnHCe", long: &[] },
+        _ => return None,
+    })
 }
 
 /// Why an interpreter's command cannot be judged by what it runs: code on
-/// its command line, or read from standard input.
+/// its command line, an option Warden does not know, or a program read from
+/// standard input.
 fn interpreter_reason(name: &str, tokens: &[Token]) -> Option<String> {
-    // Per interpreter: the letters that take code, the long options that do, and the letters that take a value.
-    let (inline, long, valued): (&str, &[&str], &str) = match name {
-        n if n.starts_with("python") || n.starts_with("pypy") => ("c", &[], "WXQ"),
-        "node" | "nodejs" | "bun" => ("ep", &["--eval", "--print"], "r"),
-        "perl" => ("eE", &[], "IMmx"),
-        "ruby" => ("eE", &[], "IrCEFx"),
-        "lua" | "luajit" => ("eE", &[], "l"),
-        "Rscript" | "osascript" => ("eE", &[], ""),
-        "php" => ("rRBE", &[], "cdzf"),
-        "deno" => return tokens.get(1).and_then(Token::word).filter(|w| *w == "eval").map(|_| "deno eval runs code Warden cannot read".into()),
-        _ => return None,
-    };
-    let mut script = false;
+    if name == "deno" {
+        return tokens.get(1).and_then(Token::word).filter(|w| *w == "eval").map(|_| "deno eval runs code Warden cannot read".into());
+    }
+    let known = interpreter(name)?;
+    let query = |w: &str| matches!(w, "-v" | "-V" | "-VV" | "--version" | "-h" | "--help");
+    if tokens[1..].iter().any(|t| t.word().is_some_and(query)) {
+        return None;
+    }
     let mut words = tokens[1..].iter();
     while let Some(token) = words.next() {
-        match token {
-            Token::Word(w) if long.contains(&w.as_str()) => return Some(format!("{name} {w} runs code Warden cannot read")),
-            Token::Word(w) if w == "--version" || w == "--help" || w == "-V" || w == "-h" => return None,
-            Token::Word(w) if w == "-m" => return None,
-            Token::Word(w) if w.starts_with('-') && !w.starts_with("--") && w.len() > 1 => {
-                for (at, c) in w[1..].char_indices() {
-                    if inline.contains(c) {
-                        return Some(format!("{name} {w} runs code Warden cannot read"));
-                    }
-                    if valued.contains(c) {
-                        // `-W ignore`: its value follows (or is the rest of the word).
-                        if at + 2 == w.len() {
-                            words.next();
-                        }
-                        break;
-                    }
-                }
+        let Some(word) = token.word() else { return Some(format!("{name}: an option known only when it runs: {}", token.shown())) };
+        if word == "-m" && name.starts_with("python") {
+            // A module, run as the command it is.
+            return None;
+        }
+        if is_stdin(word) {
+            return Some(format!("{name} reads its program from standard input"));
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            if !known.long.contains(&word) {
+                return Some(format!("{name} --{long}: an option Warden does not know, which may run code"));
             }
-            Token::Word(w) if w.starts_with("--") => {}
-            Token::Word(w) if is_stdin(w) => break,
-            _ => {
-                script = true;
+            continue;
+        }
+        let Some(cluster) = word.strip_prefix('-') else {
+            // The script: judged as the command it is.
+            return None;
+        };
+        for (at, letter) in cluster.char_indices() {
+            if known.code.contains(letter) {
+                return Some(format!("{name} {word} runs code Warden cannot read"));
+            }
+            if known.valued.contains(letter) {
+                if at + letter.len_utf8() == cluster.len() {
+                    words.next();
+                }
                 break;
+            }
+            if !known.flags.contains(letter) {
+                return Some(format!("{name} {word}: an option Warden does not know, which may run code"));
             }
         }
     }
-    (!script).then(|| format!("{name} reads its program from standard input"))
+    Some(format!("{name} reads its program from standard input"))
+}
+
+/// Whether a declaration's words ask bash to evaluate: integer, reference,
+/// array or function attributes, or a subscript (`declare 'a[$(cmd)]=1'`).
+fn declares_evaluated(words: &[Token]) -> bool {
+    words.iter().any(|t| t.word().is_none_or(|w| (w.starts_with('-') && w.contains(['i', 'n', 'a', 'A', 'f'])) || w.contains('[')))
+}
+
+fn is_reserved(token: &Token) -> bool {
+    token.word().is_some_and(|w| RESERVED.contains(&w) || w.starts_with('-'))
 }
 
 /// Whether `set` turns on what lets later words run code: history expansion
