@@ -7,6 +7,11 @@
 #   podman, runc, catatonit, busybox-static
 #                 the container backend (`backend: container`) and its example image
 #   chromium      the browser the console's tests drive (tests/browser)
+#   docker-registry
+#                 the CNCF distribution registry the OCI tests run on loopback
+#                 (tests/cli/oci); its own service, on :5000 on every interface,
+#                 is never started: installed with a policy-rc.d that denies
+#                 service starts, then stopped and disabled
 # As root they are installed, podman's settings for this host written to
 # /etc/containers/containers.conf.d/warden.conf (see policies/podman-conf.sh)
 # and the example image built. Otherwise the command to run is printed; without
@@ -28,6 +33,15 @@ containers_ready() {
     fi
 }
 
+# The tests start docker-registry themselves, each on a port of its own;
+# the package's service must not run.
+registry_off() {
+    [ "$(id -u)" = 0 ] && command -v docker-registry >/dev/null || return 0
+    if command -v systemctl >/dev/null; then systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+    if [ -x /etc/init.d/docker-registry ]; then /etc/init.d/docker-registry stop >/dev/null 2>&1 || true; fi
+    update-rc.d docker-registry disable >/dev/null 2>&1 || true
+}
+
 missing=()
 [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
 command -v npm >/dev/null || missing+=(nodejs npm)
@@ -38,7 +52,9 @@ command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/bin/catatonit ] || [ -x /usr/libexec/podman/catatonit ] || missing+=(catatonit)
 [ -x /bin/busybox ] || missing+=(busybox-static)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v docker-registry >/dev/null || missing+=(docker-registry)
 if [ ${#missing[@]} -eq 0 ]; then
+    registry_off
     containers_ready
     exit 0
 fi
@@ -47,10 +63,22 @@ install=(apt-get install -y -qq --no-install-recommends "${missing[@]}")
 if [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${missing[*]} with apt-get" >&2
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get update -qq >/dev/null || ! "${install[@]}" >/dev/null; then
+    # No service starts during the install (docker-registry's postinst would
+    # start one); a policy-rc.d already there is the machine's own and stays.
+    made_policy_rc=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        made_policy_rc=1
+    fi
+    installed=1
+    apt-get update -qq >/dev/null && "${install[@]}" >/dev/null || installed=
+    if [ -n "$made_policy_rc" ]; then rm -f /usr/sbin/policy-rc.d; fi
+    if [ -z "$installed" ]; then
         echo "setup: apt-get could not install ${missing[*]} (see above); install them by hand: ${install[*]}" >&2
         exit 1
     fi
+    registry_off
     containers_ready
     exit 0
 fi

@@ -13,6 +13,7 @@ mod containers;
 mod exec;
 mod mcp;
 mod network;
+mod oci;
 mod mcp_http;
 mod mcp_clients;
 mod pty;

@@ -5,7 +5,7 @@ use warden_fs::approval::ApprovalSession;
 use warden_policy::Policy;
 use warden_wasm::Runtime;
 
-use crate::component_tools::Components;
+use crate::component_tools::{Components, FetchComponent};
 use crate::file_tools::FileTool;
 use crate::shell_tool::ShellTool;
 
@@ -101,8 +101,8 @@ fn check_names(named: Vec<(String, String)>) -> Result<(), String> {
 /// components `policy` declares and checks their tools' names against each
 /// other and the built-in tools. A component refused for its digest is in
 /// [`Components::refused`].
-pub fn check_tools(policy: &Policy, runtime: Runtime) -> Result<Components, String> {
-    let components = Components::load(policy, runtime)?;
+pub fn check_tools(policy: &Policy, runtime: Runtime, fetch: FetchComponent<'_>) -> Result<Components, String> {
+    let components = Components::load(policy, runtime, fetch)?;
     check_names(offered_names(policy.mcp.file_tools, policy.shell_section, Some(&components)))?;
     Ok(components)
 }

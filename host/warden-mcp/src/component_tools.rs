@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use warden_fs::approval::ApprovalSession;
-use warden_policy::{Policy, ToolDecl};
+use warden_policy::{ComponentSource, Policy, ToolDecl};
 use warden_wasm::{call_approved, Loaded, RunConfig, RunLimits, Runtime, ToolError};
 
 use crate::server::refused;
@@ -47,6 +47,10 @@ struct Component {
     env: Vec<(String, String)>,
 }
 
+/// The bytes of a declared component: its file read, or its registry's
+/// artifact pulled and checked.
+pub type FetchComponent<'a> = &'a dyn Fn(&ComponentSource) -> Result<Vec<u8>, String>;
+
 /// The components of a policy and the runtime they run on.
 pub struct Components {
     runtime: Runtime,
@@ -59,18 +63,25 @@ impl Components {
     /// Loads every component `policy` declares. A component whose file does
     /// not match its digest is refused (left out, with the reason); a tool
     /// name no model API would accept is an error.
-    pub fn load(policy: &Policy, runtime: Runtime) -> Result<Components, String> {
+    pub fn load(policy: &Policy, runtime: Runtime, fetch: FetchComponent<'_>) -> Result<Components, String> {
         let mut tools = Vec::new();
         let mut refused = Vec::new();
         for decl in policy.tools.values() {
-            let bytes = std::fs::read(&decl.component).map_err(|e| format!("tools.{}: cannot read {}: {e}", decl.key, decl.component.display()))?;
+            let bytes = match (fetch(&decl.component), &decl.component) {
+                (Ok(bytes), _) => bytes,
+                (Err(e), ComponentSource::File(_)) => return Err(format!("tools.{}: {e}", decl.key)),
+                // A component a registry could not prove is left out, like one whose digest differs.
+                (Err(e), ComponentSource::Oci(oci)) => {
+                    refused.push(format!("tools.{}: refused: cannot pull {}: {e}", decl.key, oci.reference));
+                    continue;
+                }
+            };
             if let Some(expected) = &decl.digest {
                 let actual = blake3::hash(&bytes).to_hex().to_string();
                 if &actual != expected {
                     refused.push(format!(
                         "tools.{}: refused: {} has digest blake3:{actual}, and the policy says blake3:{expected}",
-                        decl.key,
-                        decl.component.display()
+                        decl.key, decl.component
                     ));
                     continue;
                 }

@@ -20,7 +20,7 @@ mod shell_tool;
 mod stdio;
 mod token;
 
-pub use component_tools::{is_valid_tool_name, Components};
+pub use component_tools::{is_valid_tool_name, Components, FetchComponent};
 pub use http::{run_http, serve_http, HttpOptions, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE};
 pub use catalogue::{check_tools, Offer, SessionFactory};
 pub use reload::{Rebuild, Reloader};

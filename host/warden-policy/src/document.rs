@@ -28,13 +28,39 @@ pub struct PolicyDocument {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, ToolSpec>")]
     pub tools: IndexMap<String, Spanned<ToolSpec>>,
+    /// How each registry that `oci://` components come from is reached, by
+    /// `HOST` or `HOST:PORT` as the references write it.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, RegistrySpec>")]
+    pub registries: IndexMap<String, Spanned<RegistrySpec>>,
+}
+
+/// How Warden reaches one registry.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrySpec {
+    /// Plain HTTP instead of HTTPS; allowed only for a loopback registry
+    /// (`localhost`, `127.0.0.0/8`, `[::1]`).
+    #[serde(default)]
+    pub insecure: bool,
+}
+
+/// Signature checks for an `oci://` component.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifySpec {
+    /// Cosign public keys (PEM, ECDSA P-256), relative to the policy file's
+    /// folder: the manifest pulled must carry a cosign signature by one of them.
+    pub keys: Vec<String>,
 }
 
 /// A tool component the operator lets an agent call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
-    /// The component file, relative to the policy file's folder.
+    /// The component file, relative to the policy file's folder, or a
+    /// component in a registry: `oci://REGISTRY/REPOSITORY@sha256:HEX`, or
+    /// `...:TAG` when `verify` is given or `warden.lock` pins the tag.
     pub component: String,
     /// `blake3:<64 hex digits>`: the component is refused when its file does not match.
     #[serde(default)]
@@ -45,6 +71,12 @@ pub struct ToolSpec {
     /// Limits for this component's calls, over the sandbox's `limits`.
     #[serde(default)]
     pub limits: Option<LimitsSpec>,
+    /// For an `oci://` component: the signature it must carry.
+    #[serde(default)]
+    pub verify: Option<VerifySpec>,
+    /// For an `oci://` component: the largest layer accepted, e.g. 64MiB (the default).
+    #[serde(default)]
+    pub max_size: Option<String>,
 }
 
 /// What `warden mcp` offers an agent.

@@ -14,6 +14,7 @@ mod limits;
 mod model;
 mod mounted;
 mod network;
+pub mod oci;
 mod system_dirs;
 mod validate;
 mod vpath;
@@ -31,7 +32,7 @@ pub use document::{AskVia, EngineChoice, PolicyDocument};
 pub use error::PolicyError;
 pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
 pub use mounted::{policy_of_mounts, MountPoint};
-pub use model::{ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
+pub use model::{ComponentSource, ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 pub use network::{non_public, AllowEntry, Allowlist, Host, HostPattern, NetRefusal, Network, RefusalReason, Target};
 pub use system_dirs::{host_exposing, private_folder, system_dir_of, warden_folder, write_private_file};
 pub use validate::{check_env_name, check_root_as_written, SUPPORTED_VERSION};
@@ -42,6 +43,16 @@ const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 /// Reads and validates a policy file.
 pub fn load(file: &Path) -> Result<Policy, PolicyError> {
+    load_with(file, validate::Tags::MustBePinned)
+}
+
+/// Reads and validates a policy file for `warden lock`, which pins what
+/// [`load`] refuses: `oci://` tags without a digest, a pin or `verify`.
+pub fn load_to_lock(file: &Path) -> Result<Policy, PolicyError> {
+    load_with(file, validate::Tags::MayBeUnpinned)
+}
+
+fn load_with(file: &Path, tags: validate::Tags) -> Result<Policy, PolicyError> {
     let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
     let size = std::fs::metadata(&file)
         .map_err(|e| PolicyError::new(&file, format!("cannot read the policy file: {e}")))?
@@ -51,15 +62,19 @@ pub fn load(file: &Path) -> Result<Policy, PolicyError> {
     }
     let text = std::fs::read_to_string(&file)
         .map_err(|e| PolicyError::new(&file, format!("cannot read the policy file: {e}")))?;
-    parse(&text, &file)
+    parse_with(&text, &file, tags)
 }
 
 /// Validates policy text; relative roots resolve against `file`'s folder.
 pub fn parse(text: &str, file: &Path) -> Result<Policy, PolicyError> {
+    parse_with(text, file, validate::Tags::MustBePinned)
+}
+
+fn parse_with(text: &str, file: &Path, tags: validate::Tags) -> Result<Policy, PolicyError> {
     let options = serde_saphyr::options! { with_snippet: false };
     let doc: PolicyDocument =
         serde_saphyr::from_str_with_options(text, options).map_err(|e| yaml_error(&e, file))?;
-    validate::validate(doc, file)
+    validate::validate(doc, file, tags)
 }
 
 /// The JSON Schema of the policy file, for editors.

@@ -11,6 +11,7 @@ use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::network::Network;
+use crate::oci::{OciSource, RegistrySettings};
 use crate::vpath::{Namespace, VPath};
 
 /// A policy that passed validation. Roots are canonical host folders.
@@ -38,19 +39,38 @@ pub struct Policy {
     pub mcp: McpSettings,
     /// Tool components offered over MCP, in policy order.
     pub tools: IndexMap<String, ToolDecl>,
+    /// How registries are reached, by `HOST[:PORT]`.
+    pub registries: IndexMap<String, RegistrySettings>,
 }
 
 /// A tool component declared in `tools:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolDecl {
     pub key: String,
-    /// Absolute path of the component file.
-    pub component: PathBuf,
-    /// The BLAKE3 digest the file must have, lowercase hex.
+    /// Where the component comes from.
+    pub component: ComponentSource,
+    /// The BLAKE3 digest the component's bytes must have, lowercase hex.
     pub digest: Option<String>,
     pub worker: Option<String>,
     /// The sandbox's limits with this tool's own over them.
     pub limits: Limits,
+}
+
+/// A component file, or a component in a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComponentSource {
+    /// Absolute path of the component file.
+    File(PathBuf),
+    Oci(OciSource),
+}
+
+impl std::fmt::Display for ComponentSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComponentSource::File(path) => write!(f, "{}", path.display()),
+            ComponentSource::Oci(oci) => write!(f, "{}", oci.reference),
+        }
+    }
 }
 
 /// What `warden mcp` offers, from `mcp:`.

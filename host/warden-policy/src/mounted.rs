@@ -74,6 +74,7 @@ pub fn policy_of_mounts(points: &[MountPoint], file: &Path) -> Result<Policy, Po
         workers: IndexMap::new(),
         mcp: McpSettings { file_tools: true },
         tools: IndexMap::new(),
+        registries: IndexMap::new(),
     })
 }
 

@@ -7,7 +7,11 @@ use indexmap::IndexMap;
 use serde_saphyr::Spanned;
 
 use crate::derive::{plan_derive, DeriveRequest, EntryLookup, SandboxPermissionEscalationError};
-use crate::document::{DynamicSpec, Mode, MountSpec, NetworkSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
+use crate::oci::reference::{check_registry, host_of};
+use crate::oci::{is_loopback_host, Lock, OciRef, OciSource, PinnedBy, RegistrySettings, DEFAULT_MAX_SIZE};
+use crate::model::ComponentSource;
+use crate::limits::parse_size;
+use crate::document::{RegistrySpec, DynamicSpec, Mode, MountSpec, NetworkSpec, PolicyDocument, ShellBackend, ShellRead, ShellSpec, ToolSpec, WorkerSpec};
 use crate::command_rules::{program_rules, worker_rules, Written};
 use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
@@ -19,7 +23,15 @@ use crate::vpath::VPath;
 
 pub const SUPPORTED_VERSION: u32 = 1;
 
-pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, PolicyError> {
+/// Whether an `oci://` tag needs a digest, a lock's pin or `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tags {
+    MustBePinned,
+    /// For `warden lock`, which pins them.
+    MayBeUnpinned,
+}
+
+pub(crate) fn validate(doc: PolicyDocument, file: &Path, tags: Tags) -> Result<Policy, PolicyError> {
     let err = |msg: String| PolicyError::new(file, msg);
     if doc.version != SUPPORTED_VERSION {
         return Err(err(format!(
@@ -101,6 +113,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         workers: IndexMap::new(),
         mcp: McpSettings { file_tools: doc.mcp.file_tools },
         tools: IndexMap::new(),
+        registries: IndexMap::new(),
     };
     if let Some(spec) = &sandbox.shell {
         let s = &spec.value;
@@ -111,8 +124,17 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
         let worker = worker(&policy, &name, spec)?;
         policy.workers.insert(name, worker);
     }
+    for (name, spec) in &doc.registries {
+        let settings = registry(name, &spec.value).map_err(|(sub, m)| PolicyError::new(file, m).field(format!("registries.\"{name}\"{sub}")).at(&spec.referenced))?;
+        policy.registries.insert(name.clone(), settings);
+    }
+    let lock = if doc.tools.values().any(|t| OciRef::is_oci(&t.value.component)) {
+        Lock::beside(file).map_err(|m| PolicyError::new(file, format!("cannot read the lock: {m}")))?
+    } else {
+        Lock::default()
+    };
     for (key, spec) in doc.tools {
-        let decl = tool(&policy, base, &key, &spec)?;
+        let decl = tool(&policy, base, (&lock, tags), &key, &spec)?;
         policy.tools.insert(key, decl);
     }
     Ok(policy)
@@ -120,7 +142,7 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path) -> Result<Policy, Polic
 
 /// A `tools:` entry: a usable key, an existing component file, a well-formed
 /// digest, a known worker and valid limits.
-fn tool(policy: &Policy, base: &Path, key: &str, spec: &Spanned<ToolSpec>) -> Result<ToolDecl, PolicyError> {
+fn tool(policy: &Policy, base: &Path, lock: (&Lock, Tags), key: &str, spec: &Spanned<ToolSpec>) -> Result<ToolDecl, PolicyError> {
     let fail = |sub: &str, m: String| {
         let field = if sub.is_empty() { format!("tools.{key}") } else { format!("tools.{key}.{sub}") };
         PolicyError::new(&policy.file, m).field(field).at(&spec.referenced)
@@ -129,10 +151,19 @@ fn tool(policy: &Policy, base: &Path, key: &str, spec: &Spanned<ToolSpec>) -> Re
     if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || key.contains("__") {
         return Err(fail("", format!("'{}' is not a usable key: use letters, digits, '_' and '-', without '__'", key.escape_debug())));
     }
-    let component = lexically_normal(&base.join(&s.component));
-    if !component.is_file() {
-        return Err(fail("component", format!("'{}' is not a file", s.component)));
-    }
+    let component = if OciRef::is_oci(&s.component) {
+        ComponentSource::Oci(oci_source(base, lock, s).map_err(|(sub, m)| fail(sub, m))?)
+    } else {
+        if s.verify.is_some() || s.max_size.is_some() {
+            let sub = if s.verify.is_some() { "verify" } else { "max_size" };
+            return Err(fail(sub, "applies to an oci:// component only; a file is pinned by `digest`".into()));
+        }
+        let component = lexically_normal(&base.join(&s.component));
+        if !component.is_file() {
+            return Err(fail("component", format!("'{}' is not a file", s.component)));
+        }
+        ComponentSource::File(component)
+    };
     let digest = match &s.digest {
         None => None,
         Some(d) => {
@@ -152,6 +183,54 @@ fn tool(policy: &Policy, base: &Path, key: &str, spec: &Spanned<ToolSpec>) -> Re
         Some(limits) => limits.validate().map_err(|(field, m)| fail(&format!("limits.{field}"), m))?,
     };
     Ok(ToolDecl { key: key.to_owned(), component, digest, worker: s.worker.clone(), limits: policy.limits.overridden_by(own) })
+}
+
+/// A `registries:` entry: a registry as references write it; plain HTTP for loopback only.
+fn registry(name: &str, spec: &RegistrySpec) -> Result<RegistrySettings, (&'static str, String)> {
+    check_registry(name).map_err(|m| ("", m))?;
+    if spec.insecure && !is_loopback_host(host_of(name)) {
+        return Err((".insecure", "plain HTTP is allowed only for a loopback registry".into()));
+    }
+    Ok(RegistrySettings { insecure: spec.insecure })
+}
+
+/// An `oci://` component: a digest, a lock's pin, or `verify` for a bare tag.
+fn oci_source(base: &Path, (lock, tags): (&Lock, Tags), spec: &ToolSpec) -> Result<OciSource, (&'static str, String)> {
+    let reference = OciRef::parse(&spec.component).map_err(|m| ("component", m))?;
+    let verify_keys = match &spec.verify {
+        None => Vec::new(),
+        Some(verify) if verify.keys.is_empty() => return Err(("verify.keys", "is empty; name at least one cosign public key".into())),
+        Some(verify) => {
+            let mut keys = Vec::new();
+            for key in &verify.keys {
+                let path = lexically_normal(&base.join(key));
+                if !path.is_file() {
+                    return Err(("verify.keys", format!("'{key}' is not a file")));
+                }
+                keys.push(path);
+            }
+            keys
+        }
+    };
+    let (pin, pinned_by) = match (&reference.digest, lock.pin_of(&reference)) {
+        (Some(digest), _) => (Some(digest.clone()), PinnedBy::Reference),
+        (None, Some(digest)) => (Some(digest.clone()), PinnedBy::Lock),
+        (None, None) if !verify_keys.is_empty() || tags == Tags::MayBeUnpinned => (None, PinnedBy::Nothing),
+        (None, None) => {
+            return Err((
+                "component",
+                format!(
+                    "'{}' names a tag without a digest; pin it with `warden lock`, write its @sha256: digest, or add verify:",
+                    spec.component
+                ),
+            ));
+        }
+    };
+    let max_size = match &spec.max_size {
+        None => DEFAULT_MAX_SIZE,
+        Some(size) => parse_size(size).map_err(|m| ("max_size", m))?,
+    };
+    Ok(OciSource { reference, pin, pinned_by, verify_keys, max_size })
 }
 
 /// `None` when dynamic expansion is off. Folders resolve like mount roots.

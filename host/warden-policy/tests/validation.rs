@@ -371,7 +371,7 @@ fn tools_are_checked_naming_the_field() {
     let base = "version: 1\nsandbox:\n  paths:\n    pipeline: { root: ./pipeline }\n  limits: { timeout: 10s }\nworkers:\n  w: { allow_read: [/pipeline] }\n";
     let p = d.check(&format!("{base}tools:\n  notes: {{ component: ./file.md, worker: w, limits: {{ timeout: 2s }} }}\n")).unwrap();
     let tool = &p.tools["notes"];
-    assert_eq!((tool.component.file_name().unwrap(), tool.worker.as_deref()), (std::ffi::OsStr::new("file.md"), Some("w")));
+    assert_eq!((tool.component.to_string(), tool.worker.as_deref()), (d.0.path().join("file.md").display().to_string(), Some("w")));
     assert_eq!(tool.limits.timeout, Some(std::time::Duration::from_secs(2)));
     let cases = [
         ("  x: { component: ./nope.wasm }\n", ":9:6: tools.x.component: './nope.wasm' is not a file"),

@@ -5,12 +5,14 @@ use std::path::Path;
 
 use warden_fs::{OpenMount, Sandbox};
 use warden_fs::approval::granted_shown;
-use warden_policy::{CommandRules, Dynamic, Limits, Policy, Rules};
+use warden_policy::{CommandRules, ComponentSource, Dynamic, Limits, Policy, Rules};
 use warden_wasm::{Runtime, RuntimeOptions};
 
+use crate::cli::RegistryArgs;
 use crate::exit::Failure;
+use crate::oci_cmd::Fetcher;
 
-pub fn run(policy_file: &Path) -> Result<String, Failure> {
+pub fn run(policy_file: &Path, registry: &RegistryArgs) -> Result<String, Failure> {
     let policy = warden_policy::load(policy_file)?;
     let program = Sandbox::open(&policy)?;
     let mut out = format!("{}: valid\n", policy.file.display());
@@ -36,7 +38,7 @@ pub fn run(policy_file: &Path) -> Result<String, Failure> {
         }
     }
     if !policy.tools.is_empty() {
-        describe_tools(&mut out, &policy)?;
+        describe_tools(&mut out, &policy, registry)?;
     }
     Ok(out)
 }
@@ -65,17 +67,21 @@ fn describe_rules(out: &mut String, rules: &CommandRules, worker: Option<&str>) 
 
 /// Loads each declared component and checks its tools as `warden mcp` does
 /// at start, then lists the tools it would offer, each with its description.
-fn describe_tools(out: &mut String, policy: &Policy) -> Result<(), Failure> {
+fn describe_tools(out: &mut String, policy: &Policy, registry: &RegistryArgs) -> Result<(), Failure> {
     let invalid = |e: String| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display()));
     let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 1 })
         .map_err(|e| Failure::usage(format!("warden: {e}")))?;
-    let components = warden_mcp::check_tools(policy, runtime).map_err(invalid)?;
+    let fetcher = Fetcher::new(registry, None, Some(&policy.registries))?;
+    let components = warden_mcp::check_tools(policy, runtime, &|source| fetcher.fetch(source)).map_err(invalid)?;
     if let Some(refusal) = components.refused.first() {
         return Err(invalid(refusal.clone()));
     }
     out.push_str("tools (warden mcp):\n");
     for decl in policy.tools.values() {
-        let _ = write!(out, "  {}  {}  worker {}", decl.key, decl.component.display(), decl.worker.as_deref().unwrap_or("(program)"));
+        let _ = write!(out, "  {}  {}  worker {}", decl.key, decl.component, decl.worker.as_deref().unwrap_or("(program)"));
+        if let ComponentSource::Oci(oci) = &decl.component {
+            let _ = write!(out, "  {}", oci.trust_shown());
+        }
         if let Some(digest) = &decl.digest {
             let _ = write!(out, "  digest blake3:{digest} (matches)");
         }

@@ -35,6 +35,29 @@ pub enum Command {
     Check {
         /// The policy file (YAML).
         policy: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Fetch a component from an OCI registry into the cache, checking every byte.
+    ///
+    /// The manifest must have the digest the reference names; its one wasm
+    /// layer (the CNCF wasm artifact, or the older Bytecode Alliance layout)
+    /// must have the digest and size the manifest gives, within --max-size.
+    /// With --verify-key, a cosign signature by one of the keys must name this
+    /// very manifest. Nothing is stored unless everything checks out. Prints
+    /// the manifest digest, the component's sha256 and blake3 (for a policy's
+    /// `digest:`), and the signature that verified.
+    Pull(PullArgs),
+    /// Pin every tag the policy's `tools:` name to the digest it has now, in
+    /// `warden.lock` beside the policy; a pinned tag never follows the registry again.
+    ///
+    /// Each component is pulled and checked as `warden pull` does (with the
+    /// tool's `verify` keys), so a pin is only written for what would load.
+    Lock {
+        /// The policy file (YAML).
+        policy: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
     /// Print the JSON Schema of policy files, for editors.
     Schema,
@@ -56,10 +79,12 @@ pub enum Command {
     Call(CallArgs),
     /// Print the tools a component offers: name, description and input JSON Schema, as JSON.
     Tools {
-        /// The component file (.wasm).
+        /// The component file (.wasm), or oci://REGISTRY/REPOSITORY@sha256:HEX.
         component: PathBuf,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        oci: OciArgs,
     },
     /// Run a native command in the OS sandbox (bubblewrap on Linux, Seatbelt on macOS).
     ///
@@ -142,10 +167,12 @@ pub enum Command {
     Rules(RulesCommand),
     /// Compile a component into the cache ahead of time, so that its first run starts fast.
     Compile {
-        /// The component file (.wasm).
+        /// The component file (.wasm), or oci://REGISTRY/REPOSITORY@sha256:HEX.
         component: PathBuf,
         #[command(flatten)]
         cache: CacheArgs,
+        #[command(flatten)]
+        oci: OciArgs,
     },
 }
 
@@ -153,7 +180,10 @@ pub enum Command {
 pub struct RunArgs {
     #[command(flatten)]
     pub sandbox: SandboxArgs,
-    /// The component file: a `wasi:cli/command` component or a preview1 module.
+    #[command(flatten)]
+    pub oci: OciArgs,
+    /// The component file: a `wasi:cli/command` component or a preview1 module;
+    /// or one in a registry, oci://REGISTRY/REPOSITORY@sha256:HEX.
     pub component: PathBuf,
     /// Arguments for the component.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -212,7 +242,10 @@ pub enum SandboxCommand {
 pub struct CallArgs {
     #[command(flatten)]
     pub sandbox: SandboxArgs,
-    /// The tool component file (world `warden:tool/tool`).
+    #[command(flatten)]
+    pub oci: OciArgs,
+    /// The tool component file (world `warden:tool/tool`), or
+    /// oci://REGISTRY/REPOSITORY@sha256:HEX.
     pub component: PathBuf,
     /// The tool to call, as `warden tools` lists it.
     pub tool: String,
@@ -370,6 +403,55 @@ pub struct McpArgs {
     pub watch: bool,
     #[command(flatten)]
     pub approvals: ApprovalArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PullArgs {
+    /// oci://REGISTRY/REPOSITORY@sha256:HEX, or :TAG with --verify-key.
+    pub reference: String,
+    /// Take the registries' settings (`registries:`) from this policy.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub oci: OciArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// A component named oci://... on the command line, and its registry.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OciArgs {
+    /// A cosign public key (PEM, ECDSA P-256): the component's manifest must
+    /// carry a cosign signature by this key or another --verify-key. Needed
+    /// for a tag without a digest. May be repeated.
+    #[arg(long = "verify-key", value_name = "FILE")]
+    pub verify_keys: Vec<PathBuf>,
+    /// The largest component layer accepted, e.g. 16MiB [default: 64MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// How OCI registries are reached.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RegistryArgs {
+    /// Speak plain HTTP to this registry (HOST:PORT), as a policy's
+    /// `registries: {HOST:PORT: {insecure: true}}` does; loopback only. May be repeated.
+    #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
+    pub insecure_registries: Vec<String>,
+    /// Registry credentials: a Docker config file's `auths` [default:
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json]. Credential helpers are not run.
+    #[arg(long, value_name = "FILE")]
+    pub registry_config: Option<PathBuf>,
+    /// Ask no registry: components come from the cache (`warden pull` fills it).
+    #[arg(long)]
+    pub offline: bool,
+    /// Seconds one registry request may take, from the first byte sent to the last received.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub registry_timeout: u64,
 }
 
 #[derive(Debug, clap::Args)]

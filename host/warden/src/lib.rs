@@ -10,6 +10,7 @@ mod exec_cmd;
 mod fs_cmd;
 mod mcp_cmd;
 mod new_cmd;
+mod oci_cmd;
 mod prompt;
 mod rules_cmd;
 mod sandbox_cmd;
@@ -42,7 +43,9 @@ pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {
     }
     let cli = Cli::parse_from(args);
     let result = match cli.command {
-        Command::Check { policy } => check::run(&policy).map(|report| print!("{report}")),
+        Command::Check { policy, registry } => check::run(&policy, &registry).map(|report| print!("{report}")),
+        Command::Pull(args) => oci_cmd::pull(&args),
+        Command::Lock { policy, registry } => oci_cmd::lock(&policy, &registry),
         Command::Schema => {
             println!("{}", warden_policy::json_schema());
             Ok(())
@@ -54,10 +57,10 @@ pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Console(args) => console_cmd::run(args),
         Command::Call(args) => wasm_cmd::call(args),
-        Command::Tools { component, cache } => wasm_cmd::tools(&component, &cache),
+        Command::Tools { component, cache, oci } => wasm_cmd::tools(&component, &cache, &oci),
         Command::Suggest { audit, session } => suggest_cmd::run(&audit, session.as_deref()),
         Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(&args),
-        Command::Compile { component, cache } => wasm_cmd::compile(&component, &cache),
+        Command::Compile { component, cache, oci } => wasm_cmd::compile(&component, &cache, &oci),
         Command::New { lang, path } => new_cmd::run(lang, &path),
     };
     match result {

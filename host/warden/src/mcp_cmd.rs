@@ -8,7 +8,10 @@ use warden_shell::container::Owner;
 use warden_shell::{ContainerName, ProcessCap, ShellSandbox};
 use warden_wasm::{Runtime, RuntimeOptions};
 
+use warden_policy::ComponentSource;
+
 use crate::cli::McpArgs;
+use crate::oci_cmd::{Fetcher, Resolved};
 use crate::exit::Failure;
 
 pub fn run(args: McpArgs) -> Result<(), Failure> {
@@ -21,7 +24,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     warden_mcp::log_to_stderr();
     raise_open_file_limit();
     let max_concurrent = args.max_concurrent.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |n| n as usize);
-    let (first, files) = offer(&args, max_concurrent)?;
+    let resolved = Resolved::default();
+    let (first, files) = offer(&args, max_concurrent, &resolved)?;
     let http = match args.http {
         Some(addr) => Some(HttpOptions {
             addr,
@@ -48,7 +52,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     }
     let reloader = args.watch.then(|| Reloader {
         files,
-        rebuild: Box::new(move || offer(&args, max_concurrent).map_err(|f| f.message)),
+        rebuild: Box::new(move || offer(&args, max_concurrent, &resolved).map_err(|f| f.message)),
     });
     let served = match http {
         None => warden_mcp::run_stdio(server, reloader),
@@ -92,8 +96,10 @@ fn audit_log(args: &McpArgs, policy: &warden_policy::Policy) -> Option<PathBuf> 
 }
 
 /// What the policy file offers now, and the files that offer came from.
-fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>), Failure> {
+/// `resolved` lives as long as the server: a tag resolved once keeps its digest across reloads.
+fn offer(args: &McpArgs, max_concurrent: usize, resolved: &Resolved) -> Result<(Offer, Vec<PathBuf>), Failure> {
     let policy = warden_policy::load(&args.policy)?;
+    let fetcher = Fetcher::new(&args.registry, None, Some(&policy.registries))?.remembering(resolved.clone());
     let rules = crate::approve::answers(&args.approvals)?;
     let answers_in_advance = !rules.is_empty();
     // An unusable worker is an unusable policy before anything is served.
@@ -104,7 +110,7 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     } else {
         let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: max_concurrent as u32 })
             .map_err(|e| Failure::usage(format!("warden: {e}")))?;
-        let components = Components::load(&policy, runtime).map_err(|e| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display())))?;
+        let components = Components::load(&policy, runtime, &|source| fetcher.fetch(source)).map_err(|e| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display())))?;
         for refusal in &components.refused {
             eprintln!("warden: {refusal}");
         }
@@ -112,7 +118,11 @@ fn offer(args: &McpArgs, max_concurrent: usize) -> Result<(Offer, Vec<PathBuf>),
     };
     let shell = if policy.shell_section { Some(shell_tool(args, &policy)?) } else { None };
     let mut files = vec![policy.file.clone()];
-    files.extend(policy.tools.values().map(|t| t.component.clone()));
+    files.extend(policy.tools.values().filter_map(|t| match &t.component {
+        ComponentSource::File(path) => Some(path.clone()),
+        ComponentSource::Oci(_) => None,
+    }));
+    files.push(policy.file.with_file_name(warden_policy::oci::LOCK_FILE));
     let file_tools = policy.mcp.file_tools;
     let ask_via = args.approvals.ask_via.unwrap_or(policy.ask_via);
     // Each client connection gets its own sessions (one per worker used): its own grants.
@@ -183,3 +193,4 @@ fn shell_tool(args: &McpArgs, policy: &warden_policy::Policy) -> Result<ShellToo
     }
     .with_rules(rules, Some(granted)))
 }
+

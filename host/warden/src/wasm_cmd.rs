@@ -4,11 +4,11 @@ use std::io::{Read, Write};
 
 use warden_policy::{policy_from_dir_flags, DirFlag, Limits, LimitsSpec};
 use warden_wasm::{
-    call_approved, give_sandbox, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
+    call_approved, give_sandbox, Loaded, RunConfig, RunError, RunLimits, RunReport, Runtime, RuntimeOptions, Sink, Stdin, ToolError,
 };
 
 use crate::approve::{Approvals, Listed};
-use crate::cli::{CacheArgs, CallArgs, RunArgs, SandboxArgs};
+use crate::cli::{CacheArgs, CallArgs, OciArgs, RunArgs, SandboxArgs};
 use crate::exit::Failure;
 
 pub const TIMED_OUT: u8 = 124;
@@ -27,7 +27,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     config.stdin = Stdin::Inherit;
     config.stdout = Sink::Stdout;
     config.stderr = Sink::Stderr;
-    let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
+    let loaded = load(&runtime, &args.component, &args.oci, &args.sandbox.cache, args.sandbox.policy.as_deref())?;
     let outcome = runtime.run(&loaded, &config).map_err(run_failure)?;
     if args.sandbox.stats {
         print_stats(&outcome.report, &format!("{:?}", loaded.cache));
@@ -53,7 +53,7 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
     let runtime = runtime(&args.sandbox.cache)?;
     let listed = Listed { tool: "warden call".into(), detail: format!("{} {}", component_name(&args.component), args.tool) };
     let (mut config, approvals) = config(&args.sandbox, &listed)?;
-    let loaded = runtime.load_file(&args.component).map_err(run_failure)?;
+    let loaded = load(&runtime, &args.component, &args.oci, &args.sandbox.cache, args.sandbox.policy.as_deref())?;
     let outcome = match approvals {
         None => runtime.call(&loaded, &config, &args.tool, &input),
         Some(mut approvals) => {
@@ -85,9 +85,9 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
     }
 }
 
-pub fn tools(component: &std::path::Path, cache: &CacheArgs) -> Result<(), Failure> {
+pub fn tools(component: &std::path::Path, cache: &CacheArgs, oci: &OciArgs) -> Result<(), Failure> {
     let runtime = runtime(cache)?;
-    let loaded = runtime.load_file(component).map_err(run_failure)?;
+    let loaded = load(&runtime, component, oci, cache, None)?;
     let tools = runtime.describe(&loaded, &RunConfig::default()).map_err(run_failure)?;
     let list: Vec<_> = tools
         .into_iter()
@@ -100,12 +100,12 @@ pub fn tools(component: &std::path::Path, cache: &CacheArgs) -> Result<(), Failu
     Ok(())
 }
 
-pub fn compile(component: &std::path::Path, cache: &CacheArgs) -> Result<(), Failure> {
+pub fn compile(component: &std::path::Path, cache: &CacheArgs, oci: &OciArgs) -> Result<(), Failure> {
     if cache.no_cache {
         return Err(Failure::usage("compile fills the cache; it cannot be used with --no-cache"));
     }
     let runtime = runtime(cache)?;
-    let loaded = runtime.load_file(component).map_err(run_failure)?;
+    let loaded = load(&runtime, component, oci, cache, None)?;
     let dir = runtime.cache_dir().map(|d| d.display().to_string()).unwrap_or_default();
     println!("{}: {:?} ({:?}), cache {dir}", component.display(), loaded.kind, loaded.cache);
     Ok(())
@@ -116,8 +116,20 @@ fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
     Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4 }).map_err(run_failure)
 }
 
-/// The component's file name, as a command's argv[0] and in approval requests.
+/// A component file, or one pulled from its registry (checked, and cached).
+fn load(runtime: &Runtime, component: &std::path::Path, oci: &OciArgs, cache: &CacheArgs, policy: Option<&std::path::Path>) -> Result<Loaded, Failure> {
+    match crate::oci_cmd::command_line_component(component, oci, cache, policy)? {
+        Some(bytes) => runtime.load(bytes).map_err(run_failure),
+        None => runtime.load_file(component).map_err(run_failure),
+    }
+}
+
+/// The component's file name (for `oci://`, the repository's last part), as
+/// a command's argv[0] and in approval requests.
 fn component_name(component: &std::path::Path) -> String {
+    if let Some(reference) = component.to_str().and_then(|t| warden_oci::OciRef::parse(t).ok()) {
+        return reference.repository.rsplit('/').next().unwrap_or_default().to_owned();
+    }
     component.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
