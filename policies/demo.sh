@@ -55,6 +55,30 @@ step exec --policy "$commands" --cwd /portfolio -- sh -c 'cd drafts && rm -rf .'
 step exec --policy "$commands" --cwd /portfolio -- git push
 step exec --policy "$commands" --cwd /portfolio --approve 'exec:git push' -- sh -c 'git push 2>/dev/null || echo "git push ran (approved); there is no repository here"'
 
+# Tools from an OCI registry: a loopback registry (Debian's docker-registry); textkit and hello published as
+# wasm artifacts, textkit signed in cosign's format (by openssl here; cosign itself is in the README); textkit's
+# tag pinned by warden lock and its signature checked; hello run by digest, then refused when a signature is required.
+oci="$scratch/oci"
+read -r oci_port oci_pid < <(bash "$repo/policies/oci/registry.sh" "$oci")
+trap 'kill "$oci_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
+registry="127.0.0.1:$oci_port"
+openssl ecparam -name prime256v1 -genkey -noout -out "$oci/acme.pem"
+openssl ec -in "$oci/acme.pem" -pubout -out "$scratch/example/acme.pub" 2>/dev/null
+textkit_digest=$(bash "$repo/policies/oci/publish.sh" "$registry" tools/textkit:v1 "$guests/textkit.wasm")
+hello_digest=$(bash "$repo/policies/oci/publish.sh" "$registry" tools/hello:v1 "$guests/hello.wasm")
+bash "$repo/policies/oci/sign.sh" "$registry" tools/textkit "$textkit_digest" "$oci/acme.pem"
+oci_policy="$scratch/example/registry.yaml"
+sed -i "s/REGISTRY_PORT/$oci_port/" "$oci_policy"
+export WARDEN_CACHE_DIR="$oci/cache"
+step pull --insecure-registry "$registry" --verify-key "$scratch/example/acme.pub" "oci://$registry/tools/textkit:v1"
+step lock "$oci_policy"
+step check "$oci_policy"
+step call --policy "$oci_policy" "oci://$registry/tools/textkit@$textkit_digest" count --input '{"path":"/portfolio/notes.md"}'
+step run --insecure-registry "$registry" "oci://$registry/tools/hello@$hello_digest" Warden
+step run --insecure-registry "$registry" --verify-key "$scratch/example/acme.pub" "oci://$registry/tools/hello@$hello_digest" Warden
+unset WARDEN_CACHE_DIR
+kill "$oci_pid"
+
 # The same policy's folders in a container (podman or docker), one per command, then one kept across commands.
 # Its commands run as the writable mount's owner, never as root unless the policy
 # says so (shell.container.user: root): run as root, the demo gives that folder to nobody.

@@ -11,12 +11,19 @@ mod http;
 mod mcp;
 mod registry;
 
+mod cache;
+mod escapes;
+mod keys;
 mod pull;
+mod redirects;
+mod referrers;
 mod refusals;
 mod served;
 mod signatures;
 mod tags;
+mod tokens;
 mod transport;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -15,7 +15,7 @@ impl Challenge {
             return Ok(Challenge::Basic);
         }
         if !scheme.eq_ignore_ascii_case("bearer") {
-            return Err(format!("the registry asks for '{}' authentication, which Warden does not speak", scheme.escape_debug()));
+            return Err(format!("the registry asks for '{}' authentication, which Warden does not speak", crate::shown(scheme)));
         }
         let params = params(rest)?;
         let get = |key: &str| params.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.clone());
@@ -26,7 +26,7 @@ impl Challenge {
 
 /// `key="value", key=token, ...`; quoted values may hold commas and `\"`.
 fn params(text: &str) -> Result<Vec<(String, String)>, String> {
-    let malformed = || format!("the registry's challenge '{}' is malformed", text.escape_debug());
+    let malformed = || format!("the registry's challenge '{}' is malformed", crate::shown(text));
     let mut out = Vec::new();
     let mut rest = text.trim_start();
     while !rest.is_empty() {

@@ -8,7 +8,7 @@ use warden_policy::oci::Digest;
 use crate::challenge::Challenge;
 use crate::credentials::Basic;
 use crate::http::url::{encode, Url};
-use crate::http::{Fetched, Http, Limit};
+use crate::http::{Fetched, Http, Limit, Reach};
 use crate::media;
 
 /// A manifest or index is JSON of a few KiB; 4 MiB is far beyond any real one.
@@ -72,6 +72,11 @@ impl Client {
         Url::new(self.https, &self.registry, path.to_owned())
     }
 
+    /// A plain-HTTP registry is reached on this host only, whatever its name resolves to.
+    fn reach(&self) -> Reach {
+        if self.https { Reach::Any } else { Reach::Loopback }
+    }
+
     async fn get(&mut self, path: &str, accept: Option<&'static str>, limit: Limit) -> Result<Fetched, String> {
         let mut answered = false;
         loop {
@@ -82,9 +87,18 @@ impl Client {
             if let Some(authorization) = &self.authorization {
                 headers.insert(AUTHORIZATION, authorization.clone());
             }
-            let fetched = self.http.get(&self.url(path), &headers, limit, false).await?;
+            let url = self.url(path);
+            let fetched = self.http.get(&url, &headers, limit, self.reach()).await?;
             if fetched.status != StatusCode::UNAUTHORIZED || answered {
                 return Ok(fetched);
+            }
+            // Only the registry's own challenge is met: a host it redirected
+            // to could otherwise name a token service and get the credentials.
+            if !fetched.url.same_origin(&url) {
+                return Err(format!(
+                    "{} (a redirect target) asked for credentials (401 Unauthorized): refused; Warden answers only its registry's challenges",
+                    fetched.url.shown()
+                ));
             }
             let challenge = fetched.headers.get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).unwrap_or("");
             self.authorization = Some(self.answer(challenge).await?);
@@ -109,8 +123,9 @@ impl Client {
         let mut url = registry.join(realm).map_err(|e| format!("the registry's token service: {e}"))?;
         let same_origin = url.same_origin(&registry);
         if !url.https && !same_origin {
-            return Err(format!("the registry's token service {url} is another host over plain HTTP: refused"));
+            return Err(format!("the registry's token service {} is another host over plain HTTP: refused", url.shown()));
         }
+        let reach = if same_origin { self.reach() } else { Reach::Public("the registry's token service is") };
         let scope = format!("repository:{}:pull", self.repository);
         let mut query = format!("scope={}", encode(&scope));
         if let Some(service) = service {
@@ -122,7 +137,7 @@ impl Client {
         if let Some(basic) = &self.basic {
             headers.insert(AUTHORIZATION, HeaderValue::from_str(&basic.header()).map_err(|_| "the credentials are not a valid header")?);
         }
-        let fetched = self.http.get(&url, &headers, Limit::AtMost { max: TOKEN_MAX, what: "the token" }, !same_origin).await?;
+        let fetched = self.http.get(&url, &headers, Limit::AtMost { max: TOKEN_MAX, what: "the token" }, reach).await?;
         if fetched.status == StatusCode::UNAUTHORIZED {
             return Err(self.refused());
         }

@@ -85,15 +85,26 @@ pub fn signature_layers(manifest: &[u8]) -> Result<Vec<SignatureLayer>, String> 
 
 /// What one signature layer proved.
 pub enum Checked<'k> {
-    /// Made with this key, for the pulled manifest.
+    /// Made with this key, for the pulled manifest of this repository.
     Verified(&'k TrustedKey),
-    /// Made with this key, for another manifest.
-    ForAnother(&'k TrustedKey, String),
+    /// Made with this key, for something else.
+    ForAnother(&'k TrustedKey, Other),
     /// Made with none of the keys, or not a cosign payload.
     Unproven,
 }
 
-pub fn check<'k>(layer: &SignatureLayer, payload: &[u8], keys: &'k [TrustedKey], pulled: &Digest) -> Checked<'k> {
+/// What a signature by a trusted key names instead of what was pulled.
+#[derive(Debug, Clone)]
+pub enum Other {
+    Digest(String),
+    Repository(String),
+}
+
+/// Checks a payload against the keys, the pulled manifest and its
+/// repository. The payload's `docker-reference` must name the repository
+/// (its registry may differ: a mirror), so that a key's signature on one
+/// tool cannot be served under another tool's name.
+pub fn check<'k>(layer: &SignatureLayer, payload: &[u8], keys: &'k [TrustedKey], pulled: &Digest, repository: &str) -> Checked<'k> {
     let Some(key) = keys.iter().find(|k| k.verifies(payload, &layer.signature)) else { return Checked::Unproven };
     #[derive(Deserialize)]
     struct Payload {
@@ -104,17 +115,32 @@ pub fn check<'k>(layer: &SignatureLayer, payload: &[u8], keys: &'k [TrustedKey],
         #[serde(rename = "type")]
         kind: String,
         image: Image,
+        identity: Identity,
+    }
+    #[derive(Deserialize)]
+    struct Identity {
+        #[serde(rename = "docker-reference")]
+        reference: String,
     }
     #[derive(Deserialize)]
     struct Image {
         #[serde(rename = "docker-manifest-digest")]
         digest: String,
     }
-    match serde_json::from_slice::<Payload>(payload) {
-        Ok(p) if p.critical.kind == "cosign container image signature" && p.critical.image.digest == pulled.to_string() => Checked::Verified(key),
-        Ok(p) if p.critical.kind == "cosign container image signature" => Checked::ForAnother(key, p.critical.image.digest),
-        _ => Checked::Unproven,
+    let Ok(payload) = serde_json::from_slice::<Payload>(payload) else { return Checked::Unproven };
+    let critical = payload.critical;
+    if critical.kind != "cosign container image signature" {
+        return Checked::Unproven;
     }
+    if critical.image.digest != pulled.to_string() {
+        return Checked::ForAnother(key, Other::Digest(critical.image.digest));
+    }
+    let named = critical.identity.reference.split_once('/').map_or("", |(_, path)| path);
+    let named = named.split(['@', ':']).next().unwrap_or(named);
+    if named != repository {
+        return Checked::ForAnother(key, Other::Repository(named.to_owned()));
+    }
+    Checked::Verified(key)
 }
 
 #[cfg(test)]

@@ -30,6 +30,16 @@ pub use pull::{Pulled, Puller, Request, Verified};
 pub use store::Store;
 pub use warden_policy::oci::{Digest, OciRef};
 
+/// Text a registry sent, for a message to a person: escaped (no terminal
+/// control reaches it) and at most 200 characters.
+pub(crate) fn shown(text: &str) -> String {
+    let escaped: String = text.escape_debug().collect();
+    match escaped.char_indices().nth(200) {
+        Some((at, _)) => format!("{}...", &escaped[..at]),
+        None => escaped,
+    }
+}
+
 /// The sha256 digest of `bytes`.
 pub(crate) fn sha256(bytes: &[u8]) -> Digest {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use warden_policy::oci::Digest;
 
-use crate::media;
+use crate::{media, shown};
 
 #[derive(Debug, Deserialize)]
 pub struct Manifest {
@@ -63,16 +63,16 @@ pub fn component_layer(bytes: &[u8], content_type: Option<&str>, max_size: u64) 
     let manifest = Manifest::parse(bytes)?;
     let content_type = content_type.map(|t| t.split(';').next().unwrap_or(t).trim());
     if let Some(index) = manifest.is_index(content_type) {
-        return Err(format!("it is an image index ({index}), not a component: name the component's own manifest by its digest"));
+        return Err(format!("it is an image index ({}), not a component: name the component's own manifest by its digest", shown(&index)));
     }
     let claimed = manifest.media_type.as_deref().or(content_type).unwrap_or("no media type");
     if claimed != media::OCI_MANIFEST {
-        return Err(format!("the manifest has media type {claimed}; a component artifact is an OCI image manifest ({})", media::OCI_MANIFEST));
+        return Err(format!("the manifest has media type {}; a component artifact is an OCI image manifest ({})", shown(claimed), media::OCI_MANIFEST));
     }
     if let (Some(own), Some(sent)) = (manifest.media_type.as_deref(), content_type)
         && own != sent
     {
-        return Err(format!("the registry sent the manifest as {sent}, and it calls itself {own}"));
+        return Err(format!("the registry sent the manifest as {}, and it calls itself {}", shown(sent), shown(own)));
     }
     if manifest.schema_version != Some(2) {
         return Err("the manifest's schemaVersion is not 2".into());
@@ -92,14 +92,15 @@ pub fn component_layer(bytes: &[u8], content_type: Option<&str>, max_size: u64) 
         media::BCA_LAYER => config == media::OCI_CONFIG || config == media::WASM_CONFIG,
         other => {
             return Err(format!(
-                "the layer has media type {other}; a component is {} or {}",
+                "the layer has media type {}; a component is {} or {}",
+                shown(other),
                 media::WASM_LAYER,
                 media::BCA_LAYER
             ));
         }
     };
     if !config_ok {
-        return Err(format!("the config has media type {config}, which a {} layer does not go with", layer.media_type));
+        return Err(format!("the config has media type {}, which a {} layer does not go with", shown(config), layer.media_type));
     }
     if !layer.urls.is_empty() {
         return Err("the layer names other URLs to fetch it from; Warden fetches a layer from its registry only".into());
@@ -111,18 +112,20 @@ pub fn component_layer(bytes: &[u8], content_type: Option<&str>, max_size: u64) 
     Ok(Layer { digest, size: layer.size })
 }
 
-/// By its media type or its file name: a plugin cannot grant itself access,
-/// so any layer that looks like one is refused, never read.
+/// By its media type, or a file name of a policy's kind on a layer that is
+/// not wasm: a plugin cannot grant itself access, so such a layer is refused
+/// by name and never read (a wasm layer named `opa-policy.wasm` is a component).
 fn claims_policy(layer: &Descriptor) -> bool {
+    let media_type = layer.media_type.to_ascii_lowercase();
     let title = layer.annotations.get("org.opencontainers.image.title").map(|t| t.to_ascii_lowercase()).unwrap_or_default();
-    layer.media_type.to_ascii_lowercase().contains("policy") || (title.contains("policy") || title.ends_with(".yaml") || title.ends_with(".yml"))
+    let wasm = media_type == media::WASM_LAYER || media_type == media::BCA_LAYER;
+    media_type.contains("policy") || media_type.contains("yaml") || (!wasm && (title.contains("policy") || title.ends_with(".yaml") || title.ends_with(".yml")))
 }
 
+/// What a refused layer says it is, as text: its media type, name, size and digest.
 fn describe(layer: &Descriptor) -> String {
-    match layer.annotations.get("org.opencontainers.image.title") {
-        Some(title) => format!("{}, '{}'", layer.media_type, title.escape_debug()),
-        None => layer.media_type.clone(),
-    }
+    let title = layer.annotations.get("org.opencontainers.image.title").map(|t| format!(", '{}'", shown(t))).unwrap_or_default();
+    format!("{}{title}, {} bytes, {}", shown(&layer.media_type), layer.size, shown(&layer.digest))
 }
 
 #[cfg(test)]
@@ -154,7 +157,7 @@ mod tests {
     fn a_policy_layer_is_refused_even_beside_a_component() {
         let two = format!("{},{}", layer(media::WASM_LAYER), layer("application/vnd.warden.policy.v1+yaml"));
         let error = component_layer(manifest(media::WASM_CONFIG, &two).as_bytes(), None, 1000).unwrap_err();
-        assert!(error.starts_with("a layer claims to be a policy (application/vnd.warden.policy.v1+yaml)"), "{error}");
+        assert!(error.starts_with("a layer claims to be a policy (application/vnd.warden.policy.v1+yaml, 100 bytes, sha256:"), "{error}");
     }
 
     #[test]

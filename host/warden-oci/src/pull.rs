@@ -7,13 +7,17 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use warden_policy::oci::{is_loopback_host, Digest, OciRef, RegistrySettings};
 
-use crate::client::Client;
+use crate::client::{Client, MANIFEST_MAX};
 use crate::cosign::TrustedKey;
 use crate::credentials::Credentials;
 use crate::http::Http;
 use crate::manifest::component_layer;
 use crate::signature::{self, Found};
 use crate::store::Store;
+
+/// One pull's whole deadline, in request timeouts: a registry cannot keep
+/// Warden asking (a token, the manifest, the layer, signatures) for long.
+const PULL_REQUESTS: u32 = 5;
 
 /// How the registries are reached, and where the cache is.
 #[derive(Debug, Clone)]
@@ -81,7 +85,15 @@ impl Puller {
                         .enable_all()
                         .build()
                         .map_err(|e| format!("cannot start the registry client: {e}"))?;
-                    runtime.block_on(self.fetch(request, &keys))
+                    let whole = self.timeout * PULL_REQUESTS;
+                    let pulled = runtime.block_on(async {
+                        tokio::time::timeout(whole, self.fetch(request, &keys))
+                            .await
+                            .unwrap_or_else(|_| Err(format!("the pull took longer than {} s ({PULL_REQUESTS} times --registry-timeout)", whole.as_secs())))
+                    });
+                    // A name lookup still running on the blocking pool is not waited for.
+                    runtime.shutdown_timeout(Duration::from_millis(100));
+                    pulled
                 })
                 .join()
                 .unwrap_or_else(|_| Err("the registry client panicked".into()))
@@ -95,12 +107,12 @@ impl Puller {
         if request.reference.digest.as_ref().is_some_and(|d| *d != manifest) {
             return None;
         }
-        let manifest_bytes = store.blob(&manifest)?;
+        let manifest_bytes = store.blob(&manifest, MANIFEST_MAX)?;
         let layer = component_layer(&manifest_bytes, None, request.max_size).ok()?;
-        let bytes = store.blob(&layer.digest)?;
+        let bytes = store.blob(&layer.digest, layer.size)?;
         let signature = match keys.is_empty() {
             true => None,
-            false => Some(signature::from_store(store, keys, &manifest)?),
+            false => Some(signature::from_store(store, keys, &manifest, &request.reference.repository)?),
         };
         Some(self.pulled(request, manifest, layer.digest, bytes, signature, true))
     }
@@ -128,14 +140,14 @@ impl Puller {
         if let Some(said) = fetched.headers.get("docker-content-digest").and_then(|v| v.to_str().ok())
             && said != manifest.to_string()
         {
-            return Err(format!("the registry says the manifest is {said}, and its bytes are {manifest}"));
+            return Err(format!("the registry says the manifest is {}, and its bytes are {manifest}", crate::shown(said)));
         }
         let content_type = fetched.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let layer = component_layer(&fetched.body, content_type, request.max_size)?;
         let bytes = client.blob(&layer.digest, layer.size, "the layer").await?;
         let found = match keys.is_empty() {
             true => None,
-            false => Some(signature::from_registry(&mut client, keys, &manifest).await?),
+            false => Some(signature::from_registry(&mut client, keys, &manifest, &reference.repository).await?),
         };
         if let Some(store) = &self.store {
             store.put_blob(&layer.digest, &bytes)?;

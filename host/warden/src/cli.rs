@@ -409,7 +409,7 @@ pub struct McpArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct PullArgs {
-    /// oci://REGISTRY/REPOSITORY@sha256:HEX, or :TAG with --verify-key.
+    /// oci://REGISTRY/REPOSITORY@sha256:HEX, or :TAG (pulled to show the digest to pin).
     pub reference: String,
     /// Take the registries' settings (`registries:`) from this policy.
     #[arg(long, value_name = "POLICY")]

@@ -19,7 +19,11 @@ use crate::exit::Failure;
 /// fetcher's life (and the life of those it shares [`Resolved`] with), so
 /// `warden mcp --watch` never follows a moved tag.
 pub struct Fetcher {
+    /// Its credentials are read at the first pull: a policy of files only
+    /// never depends on the Docker config.
     puller: Puller,
+    registry_config: Option<std::path::PathBuf>,
+    credentials: std::sync::OnceLock<Result<Credentials, String>>,
     resolved: Resolved,
 }
 
@@ -45,9 +49,14 @@ impl Fetcher {
         if args.offline && store.is_none() {
             return Err(Failure::usage("--offline reads the cache; it cannot be used with --no-cache"));
         }
-        let credentials = Credentials::load(args.registry_config.as_deref()).map_err(Failure::usage)?;
-        let puller = Puller { registries, credentials, offline: args.offline, timeout: Duration::from_secs(args.registry_timeout.max(1)), store };
-        Ok(Fetcher { puller, resolved: Resolved::default() })
+        let puller = Puller {
+            registries,
+            credentials: Credentials::default(),
+            offline: args.offline,
+            timeout: Duration::from_secs(args.registry_timeout.max(1)),
+            store,
+        };
+        Ok(Fetcher { puller, registry_config: args.registry_config.clone(), credentials: Default::default(), resolved: Resolved::default() })
     }
 
     pub fn remembering(self, resolved: Resolved) -> Fetcher {
@@ -60,11 +69,16 @@ impl Fetcher {
         if let Some(tagged) = &tagged {
             request.pin = self.resolved.lock().expect("not poisoned").get(tagged).cloned();
         }
-        let pulled = self.puller.pull(&request)?;
+        let pulled = self.puller()?.pull(&request)?;
         if let Some(tagged) = tagged {
             self.resolved.lock().expect("not poisoned").insert(tagged, pulled.manifest.clone());
         }
         Ok(pulled)
+    }
+
+    fn puller(&self) -> Result<Puller, String> {
+        let credentials = self.credentials.get_or_init(|| Credentials::load(self.registry_config.as_deref())).clone()?;
+        Ok(Puller { credentials, ..self.puller.clone() })
     }
 
     /// A policy's component: the file's bytes, or the artifact's, checked.
@@ -173,7 +187,7 @@ pub fn lock(policy_file: &Path, registry: &RegistryArgs) -> Result<(), Failure> 
         }
         // A pin is moved on purpose: the tag is resolved afresh.
         let request = Request { pin: None, ..request_of(oci) };
-        let pulled = fetcher.puller.pull(&request).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: cannot lock tools.{}: {tagged}: {e}", decl.key) })?;
+        let pulled = fetcher.puller().and_then(|p| p.pull(&request)).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: cannot lock tools.{}: {tagged}: {e}", decl.key) })?;
         let moved = match (oci.pinned_by, old.pins.get(&tagged)) {
             (PinnedBy::Lock, Some(was)) if *was != pulled.manifest => format!(" (was {was})"),
             _ => String::new(),

@@ -1,12 +1,14 @@
 //! A registry in the test for what a real one will not do: each route
 //! answers as the test says (a blob that is not what its digest says, a body
-//! that never ends, a redirect elsewhere, a byte a second), and every
-//! request that reaches it is recorded, so a test can say what was never asked.
+//! that never ends, a redirect elsewhere, a byte a second, a digest header
+//! that lies, a 401 until a token comes), and every request that reaches it
+//! is recorded with its headers, so a test can say what was never asked and
+//! which credentials went where.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +32,8 @@ pub enum Reply {
     Drip { content_type: String, body: Vec<u8> },
     /// A redirect (301, 302, 307, 308) to `location`.
     Redirect { status: u16, location: String },
+    /// 200 with this body, and a `Docker-Content-Digest` of `digest` whatever the body is.
+    SaysDigest { content_type: String, body: Vec<u8>, digest: String },
 }
 
 impl Reply {
@@ -40,7 +44,12 @@ impl Reply {
 
 /// What the server answers, by request path (the query is ignored).
 #[derive(Clone, Default)]
-pub struct Routes(HashMap<String, Reply>);
+pub struct Routes {
+    paths: HashMap<String, Reply>,
+    /// `(authorization, challenge)`: every `/v2` path answers 401 with
+    /// `WWW-Authenticate: challenge` unless `Authorization` is exactly `authorization`.
+    guard: Option<(String, String)>,
+}
 
 impl Routes {
     pub fn new() -> Routes {
@@ -48,7 +57,13 @@ impl Routes {
     }
 
     pub fn reply(mut self, path: String, reply: Reply) -> Routes {
-        self.0.insert(path, reply);
+        self.paths.insert(path, reply);
+        self
+    }
+
+    /// Every `/v2` path wants `Authorization: authorization`; without it, 401 and `challenge`.
+    pub fn guard(mut self, authorization: &str, challenge: &str) -> Routes {
+        self.guard = Some((authorization.to_owned(), challenge.to_owned()));
         self
     }
 
@@ -79,7 +94,10 @@ pub fn blob_path(repo: &str, digest: &str) -> String {
 
 pub struct Hostile {
     addr: SocketAddr,
-    requests: Arc<Mutex<Vec<String>>>,
+    /// Each request's head as it came (request line and headers), or `not HTTP: …`.
+    heads: Arc<Mutex<Vec<String>>>,
+    /// Connections accepted, whether or not a byte came on them.
+    connections: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 }
 
@@ -90,27 +108,40 @@ impl Hostile {
 
     /// On another loopback address (e.g. 127.0.0.2): another host to redirect to.
     pub fn start_on(ip: &str, routes: Routes) -> Hostile {
+        Hostile::start_with(ip, |_| routes)
+    }
+
+    /// Routes that name the server's own `IP:PORT` (a token realm, an absolute
+    /// redirect): `routes` is given it once the port is bound.
+    pub fn start_with(ip: &str, routes: impl FnOnce(&str) -> Routes) -> Hostile {
         let listener = TcpListener::bind((ip, 0)).unwrap();
         let addr = listener.local_addr().unwrap();
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let routes = routes(&addr.to_string());
+        let heads = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (log, stopped, routes) = (requests.clone(), stop.clone(), Arc::new(routes));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (log, stopped, routes, accepted) = (heads.clone(), stop.clone(), Arc::new(routes), connections.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if stopped.load(Ordering::SeqCst) {
                     return;
                 }
                 let Ok(stream) = stream else { continue };
+                accepted.fetch_add(1, Ordering::SeqCst);
                 let (log, stopped, routes) = (log.clone(), stopped.clone(), routes.clone());
                 std::thread::spawn(move || serve(stream, &routes, &log, &stopped));
             }
         });
-        Hostile { addr, requests, stop }
+        Hostile { addr, heads, connections, stop }
     }
 
     /// `IP:PORT`, as references name it.
     pub fn host(&self) -> String {
         self.addr.to_string()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
     }
 
     /// `oci://IP:PORT/REPO@DIGEST`.
@@ -126,13 +157,47 @@ impl Hostile {
     /// Each request so far, `METHOD TARGET`; a connection that did not
     /// speak HTTP shows as `not HTTP: ` and its first bytes in hex.
     pub fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
+        let line = |head: &String| match head.starts_with("not HTTP: ") {
+            true => head.clone(),
+            false => head.lines().next().unwrap_or_default().split(' ').take(2).collect::<Vec<_>>().join(" "),
+        };
+        self.heads().iter().map(line).collect()
+    }
+
+    /// How many connections were opened to the server so far, even silent ones.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// Each request's head so far: its request line and headers, as sent.
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+
+    /// The heads of the requests for `path` (with any query).
+    pub fn heads_for(&self, path: &str) -> Vec<String> {
+        self.heads().into_iter().filter(|head| target_path(head) == Some(path)).collect()
     }
 
     /// Whether a request for `path` (with any query) reached the server.
     pub fn was_asked_for(&self, path: &str) -> bool {
-        self.requests().iter().any(|r| r.split(' ').nth(1).is_some_and(|t| t.split('?').next() == Some(path)))
+        !self.heads_for(path).is_empty()
     }
+}
+
+/// The path of a request head's target, without its query.
+fn target_path(head: &str) -> Option<&str> {
+    head.lines().next()?.split(' ').nth(1)?.split('?').next()
+}
+
+/// The request target (path and query) of a request head.
+pub fn target(head: &str) -> &str {
+    head.lines().next().and_then(|line| line.split(' ').nth(1)).unwrap_or_default()
+}
+
+/// The value of header `name` (any case) in a request head.
+pub fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().skip(1).filter_map(|line| line.split_once(':')).find(|(n, _)| n.trim().eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
 }
 
 impl Drop for Hostile {
@@ -154,14 +219,19 @@ fn serve(mut stream: TcpStream, routes: &Routes, log: &Mutex<Vec<String>>, stop:
         log.lock().unwrap().push(format!("not HTTP: {}", hex.join(" ")));
         return;
     }
-    let text = String::from_utf8_lossy(&head);
-    let mut words = text.split(' ');
-    let (method, target) = (words.next().unwrap_or_default().to_owned(), words.next().unwrap_or_default().to_owned());
-    log.lock().unwrap().push(format!("{method} {target}"));
-    let path = target.split('?').next().unwrap_or_default();
+    let text = String::from_utf8_lossy(&head).into_owned();
+    log.lock().unwrap().push(text.clone());
+    let method = text.split(' ').next().unwrap_or_default();
+    let path = target_path(&text).unwrap_or_default();
+    if let Some((authorization, challenge)) = &routes.guard
+        && path.starts_with("/v2")
+        && header(&text, "authorization") != Some(authorization.as_str())
+    {
+        return answer_401(&mut stream, challenge);
+    }
     let reply = match path {
         "/v2/" | "/v2" => Reply::ok("application/json", b"{}".to_vec()),
-        path => match routes.0.get(path) {
+        path => match routes.paths.get(path) {
             Some(reply) => reply.clone(),
             None => return answer_404(&mut stream),
         },
@@ -192,6 +262,15 @@ fn answer_404(stream: &mut TcpStream) {
     let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body));
 }
 
+fn answer_401(stream: &mut TcpStream, challenge: &str) {
+    let body = br#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}"#;
+    let head = format!(
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {challenge}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body));
+}
+
 fn answer(stream: &mut TcpStream, reply: &Reply, head_only: bool, stop: &AtomicBool) -> std::io::Result<()> {
     const COMMON: &str = "Docker-Distribution-Api-Version: registry/2.0\r\nConnection: close\r\n";
     let ok = |content_type: &str, length: Option<u64>| match length {
@@ -210,6 +289,9 @@ fn answer(stream: &mut TcpStream, reply: &Reply, head_only: bool, stop: &AtomicB
         Reply::Redirect { status, location } => {
             format!("HTTP/1.1 {status} Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\n{COMMON}\r\n")
         }
+        Reply::SaysDigest { content_type, body, digest } => {
+            format!("{}Docker-Content-Digest: {digest}\r\n\r\n", ok(content_type, Some(body.len() as u64)))
+        }
     };
     stream.write_all(head.as_bytes())?;
     if head_only {
@@ -217,7 +299,7 @@ fn answer(stream: &mut TcpStream, reply: &Reply, head_only: bool, stop: &AtomicB
     }
     let spaces = vec![b' '; 64 << 10];
     match reply {
-        Reply::Ok { body, .. } | Reply::Truncated { body, .. } => stream.write_all(body)?,
+        Reply::Ok { body, .. } | Reply::Truncated { body, .. } | Reply::SaysDigest { body, .. } => stream.write_all(body)?,
         Reply::Chunked { body, .. } => {
             for chunk in body.chunks(4096) {
                 stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;

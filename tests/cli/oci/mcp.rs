@@ -23,8 +23,13 @@ pub struct Mcp {
 impl Mcp {
     /// `warden mcp --policy POLICY` in `env`, its stderr in `mcp-stderr.log`, and the handshake done.
     pub fn start(env: &Env, policy: &str) -> Mcp {
+        Mcp::start_with(env, &["mcp", "--policy", policy])
+    }
+
+    /// `warden ARGS` (an `mcp` command line), as [`Mcp::start`].
+    pub fn start_with(env: &Env, args: &[&str]) -> Mcp {
         let mut child = env
-            .command(&["mcp", "--policy", policy])
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(env.path("mcp-stderr.log")).unwrap())

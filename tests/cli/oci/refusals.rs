@@ -9,16 +9,16 @@ use super::artifact::{Artifact, INDEX, MANIFEST, WASM_LAYER};
 use super::hostile::{Hostile, Reply, Routes, blob_path, manifest_path};
 use super::{Env, Run, guest, sha256};
 
-const REPO: &str = "tools/echo";
+pub(super) const REPO: &str = "tools/echo";
 
 /// The echo component as an honest artifact.
-fn echo() -> (Vec<u8>, Artifact) {
+pub(super) fn echo() -> (Vec<u8>, Artifact) {
     let wasm = guest("echo.wasm");
     let artifact = Artifact::component(&wasm);
     (wasm, artifact)
 }
 
-fn pull(env: &Env, registry: &Hostile, reference: &str, extra: &[&str]) -> Run {
+pub(super) fn pull(env: &Env, registry: &Hostile, reference: &str, extra: &[&str]) -> Run {
     let host = registry.host();
     let mut args = vec!["pull", "--insecure-registry", &host];
     args.extend_from_slice(extra);
@@ -27,12 +27,19 @@ fn pull(env: &Env, registry: &Hostile, reference: &str, extra: &[&str]) -> Run {
 }
 
 /// Serves `routes`, pulls `digest` and checks the refusal; returns the registry.
-fn refused(routes: Routes, digest: &str, extra: &[&str], reason: &str) -> Hostile {
+pub(super) fn refused(routes: Routes, digest: &str, extra: &[&str], reason: &str) -> Hostile {
+    refused_saying(routes, digest, extra, &[reason])
+}
+
+/// As [`refused`], the reason holding each of `reasons`.
+pub(super) fn refused_saying(routes: Routes, digest: &str, extra: &[&str], reasons: &[&str]) -> Hostile {
     let env = Env::new();
     let registry = Hostile::start(routes);
     let reference = registry.reference(REPO, digest);
     let r = pull(&env, &registry, &reference, extra);
-    env.assert_refused(&r, &reference, reason);
+    for reason in reasons {
+        env.assert_refused(&r, &reference, reason);
+    }
     registry
 }
 
@@ -57,6 +64,19 @@ fn a_manifest_that_is_not_the_pinned_one_is_refused() {
     let routes = Routes::new().artifact(REPO, &other).reply(manifest_path(REPO, &pinned.digest()), Reply::ok(MANIFEST, other.bytes()));
     let why = format!("the registry sent a manifest with digest {} for {}", other.digest(), pinned.digest());
     refused(routes, &pinned.digest(), &[], &why);
+}
+
+#[test]
+fn a_docker_content_digest_that_lies_about_the_right_manifest_is_refused() {
+    // The body is the pinned manifest; only the header lies. Catches a client
+    // that reads the header and ignores it (or trusts it over the bytes).
+    let (_, artifact) = echo();
+    let liar = sha256(b"another manifest");
+    let says = Reply::SaysDigest { content_type: MANIFEST.into(), body: artifact.bytes(), digest: liar.clone() };
+    let routes = Routes::new().artifact(REPO, &artifact).reply(manifest_path(REPO, &artifact.digest()), says);
+    let why = format!("the registry says the manifest is {liar}");
+    let registry = refused(routes, &artifact.digest(), &[], &why);
+    assert!(!registry.was_asked_for(&blob_path(REPO, &artifact.layer_digest())), "{:?}", registry.requests());
 }
 
 #[test]
@@ -125,17 +145,22 @@ fn a_redirect_to_another_host_over_plain_http_is_refused_and_never_followed() {
 
 #[test]
 fn a_layer_with_foreign_urls_is_never_fetched_from_them() {
-    // A descriptor's `urls` would send the pull to any host; the layer here is only there.
+    // A descriptor's `urls` would send the pull to any host. The layer is at
+    // the registry too, so only the check of `urls` can refuse this pull:
+    // without it, the pull would succeed from the registry (or the foreign host).
     let (_, mut artifact) = echo();
     let layer = blob_path(REPO, &artifact.layer_digest());
     let elsewhere = Hostile::start_on("127.0.0.2", Routes::new().artifact(REPO, &artifact));
     artifact.manifest["layers"][0]["urls"] = serde_json::json!([elsewhere.url(&layer)]);
-    let (env, config) = (Env::new(), artifact.blobs[0].clone());
-    let registry = Hostile::start(Routes::new().manifest(REPO, &artifact.digest(), MANIFEST, artifact.bytes()).blob(REPO, &config));
-    let reference = registry.reference(REPO, &artifact.digest());
-    let r = pull(&env, &registry, &reference, &[]);
-    env.assert_refused(&r, &reference, "");
-    assert_eq!(elsewhere.requests(), Vec::<String>::new());
+    let registry = refused(
+        Routes::new().artifact(REPO, &artifact),
+        &artifact.digest(),
+        &[],
+        "the layer names other URLs to fetch it from",
+    );
+    assert_eq!((elsewhere.connections(), elsewhere.requests()), (0, Vec::<String>::new()));
+    // The manifest is judged before any layer is asked for, at the registry or elsewhere.
+    assert!(!registry.was_asked_for(&layer), "{:?}", registry.requests());
 }
 
 #[test]
@@ -178,8 +203,19 @@ fn a_layer_that_claims_to_be_a_policy_is_never_applied() {
     let policy = b"version: 1\nsandbox: { paths: { all: { root: /, mode: rw } } }\n";
     let media_type = "application/vnd.warden.policy.v1+yaml";
     let artifact = Artifact::wasm(&[(media_type, policy.as_slice())]);
-    let why = format!("a layer claims to be a policy ({media_type}): refused, Warden never applies a policy from a registry");
-    refused(Routes::new().artifact(REPO, &artifact), &artifact.digest(), &[], &why);
+    // Shown as text (what it says it is), never fetched, never applied.
+    let why = format!(
+        "a layer claims to be a policy ({media_type}, {} bytes, {}): refused, Warden never applies a policy from a registry",
+        policy.len(),
+        sha256(policy)
+    );
+    let registry = refused(Routes::new().artifact(REPO, &artifact), &artifact.digest(), &[], &why);
+    assert!(!registry.was_asked_for(&blob_path(REPO, &sha256(policy))), "{:?}", registry.requests());
+    // Beside a component, the policy layer is what the refusal names.
+    let wasm = guest("echo.wasm");
+    let both = Artifact::wasm(&[(WASM_LAYER, wasm.as_slice()), (media_type, policy.as_slice())]);
+    let registry = refused(Routes::new().artifact(REPO, &both), &both.digest(), &[], &why);
+    assert!(!registry.was_asked_for(&blob_path(REPO, &sha256(&wasm))), "{:?}", registry.requests());
 }
 
 #[test]

@@ -2,6 +2,8 @@
 
 use serde_json::{Value, json};
 
+use super::artifact::Artifact;
+use super::hostile::{Hostile, Routes};
 use super::mcp::Mcp;
 use super::registry::Registry;
 use super::{Env, guest};
@@ -35,16 +37,37 @@ fn a_policy_tool_from_a_registry_is_listed_and_called_over_mcp() {
 
 #[test]
 fn a_registry_that_the_policy_does_not_mark_insecure_is_not_spoken_to_over_plain_http() {
-    // The same policy without `registries:`: `warden pull --policy` speaks
-    // https to the plain HTTP registry, and fails.
-    let (registry, env) = (Registry::start(), Env::new());
-    let digest = registry.push_component("tools/echo", "v1", &guest("echo.wasm"));
-    let tools = format!("  echo: {{ component: \"{}\" }}\n", registry.reference("tools/echo", &digest));
-    let text = policy(&registry, &tools);
-    let without = text.replace(&format!("registries:\n  \"{}\": {{ insecure: true }}\n", registry.host()), "");
-    assert_ne!(without, text);
-    env.file("policy.yaml", without);
-    let r = env.warden(&["pull", "--policy", env.path("policy.yaml").to_str().unwrap(), &registry.reference("tools/echo", &digest)]);
-    assert_eq!(r.status, 1, "{}", r.stdout);
+    // `warden pull --policy` with the policy's `registries:` entry pulls over
+    // plain HTTP; the same policy without it must speak TLS to the same kind
+    // of server, and never send it a plain HTTP request.
+    let artifact = Artifact::component(&guest("echo.wasm"));
+    let start = || Hostile::start(Routes::new().artifact("tools/echo", &artifact));
+    let policy_for = |registry: &Hostile, insecure: bool| {
+        let registries = match insecure {
+            true => format!("registries:\n  \"{}\": {{ insecure: true }}\n", registry.host()),
+            false => String::new(),
+        };
+        format!(
+            "version: 1\nsandbox: {{ paths: {{ data: {{ root: ./data, mode: ro }} }} }}\nmcp: {{ file_tools: false }}\n{registries}\
+             tools:\n  echo: {{ component: \"{}\" }}\n",
+            registry.reference("tools/echo", &artifact.digest())
+        )
+    };
+
+    let (marked, env) = (start(), Env::new());
+    env.file("policy.yaml", policy_for(&marked, true));
+    let reference = marked.reference("tools/echo", &artifact.digest());
+    let r = env.warden(&["pull", "--policy", env.path("policy.yaml").to_str().unwrap(), &reference]);
+    assert_eq!(r.status, 0, "with the policy's insecure entry the pull works: {}", r.stderr);
+
+    let (unmarked, env) = (start(), Env::new());
+    env.file("policy.yaml", policy_for(&unmarked, false));
+    let reference = unmarked.reference("tools/echo", &artifact.digest());
+    let r = env.warden(&["pull", "--policy", env.path("policy.yaml").to_str().unwrap(), &reference]);
+    assert_eq!((r.status, r.stdout.as_str()), (1, ""), "{}", r.stderr);
+    assert!(r.stderr.starts_with(&format!("warden: cannot pull {reference}: ")), "{}", r.stderr);
     env.assert_nothing_cached();
+    // Each connection opened with a TLS handshake record (0x16 0x03): no plain HTTP request came.
+    let requests = unmarked.requests();
+    assert!(!requests.is_empty() && requests.iter().all(|r| r.starts_with("not HTTP: 16 03")), "{requests:?}");
 }

@@ -4,7 +4,7 @@
 //! key and the digests.
 
 use super::artifact::{Artifact, INDEX};
-use super::cosign::{Key, push_referrer, push_signature, referrer, referrers_index, sig_tag};
+use super::cosign::{Key, push_referrer, push_signature, referrer, referrers_index, sig_tag, signature};
 use super::hostile::{Hostile, Reply, Routes};
 use super::registry::Registry;
 use super::{Env, guest, pulled};
@@ -74,6 +74,21 @@ fn a_signature_for_another_digest_is_refused() {
 }
 
 #[test]
+fn a_signature_for_another_repository_is_refused() {
+    // The key signed this very digest, but as the component of another
+    // repository (the same bytes may be pushed under any name): catches a
+    // check of the digest alone, which would let a signer's blessing of
+    // other/tool stand for tools/echo.
+    let (registry, env, key) = setup();
+    let digest = registry.push_component("tools/echo", "v1", &guest("echo.wasm"));
+    let elsewhere = format!("{}/other/tool", registry.host());
+    registry.push("tools/echo", Some(&sig_tag(&digest)), &signature(&key, &elsewhere, &digest));
+    let reference = registry.reference("tools/echo", &digest);
+    let r = pull_verified(&env, &registry.host(), &reference);
+    env.assert_refused(&r, &reference, "is for the repository other/tool, not tools/echo");
+}
+
+#[test]
 fn a_referrer_signature_is_found_through_the_fallback_tag() {
     // distribution 2.8 has no referrers API: the referrers tag schema's index at sha256-<hex>.
     let (registry, env, key) = setup();
@@ -87,13 +102,15 @@ fn a_referrer_signature_is_found_through_the_fallback_tag() {
 }
 
 #[test]
-fn a_referrer_signature_is_found_through_the_referrers_api() {
+fn a_referrer_signature_is_found_through_the_referrers_api_even_one_signed_at_a_mirror() {
     let (env, key) = (Env::new(), Key::generate());
     key.write_public(&env.path("acme.pub"));
     let wasm = guest("echo.wasm");
     let artifact = Artifact::component(&wasm);
     let digest = artifact.digest();
-    // The referrer names the registry it was made for; Warden checks the digest, not the name.
+    // The payload names another registry host with the same repository (a
+    // mirror, where it was signed): accepted, for the repository and the
+    // digest bind, not the host the component is pulled from.
     let signature = referrer(&key, "registry.example/tools/echo", &artifact.descriptor());
     let api = format!("/v2/tools/echo/referrers/{digest}");
     let routes = Routes::new().artifact("tools/echo", &artifact).artifact("tools/echo", &signature);

@@ -30,8 +30,8 @@ fn a_command_line_tag_without_a_key_is_refused_before_the_registry_is_asked() {
     let registry = Hostile::start(Routes::new().artifact("tools/hello", &artifact).manifest("tools/hello", "v1", MANIFEST, artifact.bytes()));
     let tagged = format!("oci://{}/tools/hello:v1", registry.host());
     let r = env.warden(&["run", "--insecure-registry", &registry.host(), &tagged]);
-    assert_ne!(r.status, 0);
-    assert_eq!(r.stdout, "");
+    assert_eq!((r.status, r.stdout.as_str()), (2, ""), "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("'{tagged}' names a tag without a digest")), "{}", r.stderr);
     assert!(r.stderr.contains("--verify-key"), "{}", r.stderr);
     assert_eq!(registry.requests(), Vec::<String>::new());
     env.assert_nothing_cached();

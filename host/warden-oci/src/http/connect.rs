@@ -11,6 +11,7 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 
 use super::url::Url;
+use super::Reach;
 
 pub fn tls_config() -> Arc<rustls::ClientConfig> {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
@@ -23,20 +24,14 @@ pub fn tls_config() -> Arc<rustls::ClientConfig> {
 }
 
 /// Sends a GET with `headers` and returns the response, its body unread.
-/// With `public_only`, an address on this host or a private network is refused.
-pub async fn get(
-    tls: &Arc<rustls::ClientConfig>,
-    url: &Url,
-    headers: &http::HeaderMap,
-    public_only: bool,
-) -> Result<http::Response<Incoming>, String> {
-    let tcp = dial(url, public_only).await?;
+pub async fn get(tls: &Arc<rustls::ClientConfig>, url: &Url, headers: &http::HeaderMap, reach: Reach) -> Result<http::Response<Incoming>, String> {
+    let tcp = dial(url, reach).await?;
     let request = {
         let mut builder = http::Request::get(&url.path_and_query).header(http::header::HOST, &url.authority);
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
-        builder.body(Empty::<Bytes>::new()).map_err(|e| format!("cannot ask for {url}: {e}"))?
+        builder.body(Empty::<Bytes>::new()).map_err(|e| format!("cannot ask for {}: {e}", url.shown()))?
     };
     if url.https {
         let name = ServerName::try_from(url.host().to_owned()).map_err(|e| format!("'{}' is not a TLS server name: {e}", url.host()))?;
@@ -50,13 +45,26 @@ pub async fn get(
     }
 }
 
-async fn dial(url: &Url, public_only: bool) -> Result<TcpStream, String> {
-    let cannot = |e: std::io::Error| format!("cannot connect to {}: {e}", url.authority);
-    let mut last = None;
-    for address in tokio::net::lookup_host((url.host(), url.port())).await.map_err(cannot)? {
-        if public_only && let Some(kind) = warden_policy::non_public(address.ip()) {
-            return Err(format!("the registry redirected to {url}, which is {kind} ({}): refused", address.ip()));
+/// Every address the name resolves to is checked before any is connected to.
+async fn dial(url: &Url, reach: Reach) -> Result<TcpStream, String> {
+    let cannot = |e: std::io::Error| format!("cannot connect to {}: {e}", crate::shown(&url.authority));
+    let addresses: Vec<_> = tokio::net::lookup_host((url.host(), url.port())).await.map_err(cannot)?.collect();
+    for address in &addresses {
+        let ip = address.ip().to_canonical();
+        match reach {
+            Reach::Public(how) => {
+                if let Some(kind) = warden_policy::non_public(ip) {
+                    return Err(format!("{how} {}, which is {kind} ({ip}): refused", url.shown()));
+                }
+            }
+            Reach::Loopback if !ip.is_loopback() => {
+                return Err(format!("{} is reached over plain HTTP, which is for this host only, and it resolves to {ip}: refused", url.shown()));
+            }
+            Reach::Loopback | Reach::Any => {}
         }
+    }
+    let mut last = None;
+    for address in addresses {
         match TcpStream::connect(address).await {
             Ok(tcp) => return Ok(tcp),
             Err(e) => last = Some(e),
@@ -72,5 +80,5 @@ where
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("HTTP with {} failed: {e}", url.authority))?;
     tokio::spawn(connection);
-    sender.send_request(request).await.map_err(|e| format!("{url}: {e}"))
+    sender.send_request(request).await.map_err(|e| format!("{}: {e}", url.shown()))
 }

@@ -17,6 +17,18 @@ const MAX_REDIRECTS: usize = 5;
 /// What is read of an answer that is not a success, for its message.
 const ERROR_BODY_MAX: u64 = 16 << 10;
 
+/// Which addresses a request may connect to, checked on each address
+/// a name resolves to, before connecting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    Any,
+    /// A plain-HTTP registry: this host only.
+    Loopback,
+    /// Another origin a registry sent Warden to: the public internet only.
+    /// The text names how it did, for the refusal.
+    Public(&'static str),
+}
+
 pub struct Http {
     tls: Arc<rustls::ClientConfig>,
     timeout: Duration,
@@ -26,6 +38,8 @@ pub struct Fetched {
     pub status: http::StatusCode,
     pub headers: http::HeaderMap,
     pub body: Vec<u8>,
+    /// Where the answer came from, after redirects.
+    pub url: Url,
 }
 
 impl Http {
@@ -35,21 +49,18 @@ impl Http {
 
     /// GETs `url`, following redirects, within the deadline. A success's body
     /// is read under `limit`; another answer's only for its message.
-    /// With `public_only`, even `url` itself must be on a public address.
-    pub async fn get(&self, url: &Url, headers: &http::HeaderMap, limit: Limit, public_only: bool) -> Result<Fetched, String> {
+    pub async fn get(&self, url: &Url, headers: &http::HeaderMap, limit: Limit, reach: Reach) -> Result<Fetched, String> {
         let seconds = self.timeout.as_secs_f64();
-        tokio::time::timeout(self.timeout, self.follow(url, headers, limit, public_only))
+        tokio::time::timeout(self.timeout, self.follow(url, headers, limit, reach))
             .await
             .unwrap_or_else(|_| Err(format!("the registry did not answer within {seconds} s")))
     }
 
-    async fn follow(&self, url: &Url, headers: &http::HeaderMap, limit: Limit, mut public_only: bool) -> Result<Fetched, String> {
+    async fn follow(&self, url: &Url, headers: &http::HeaderMap, limit: Limit, mut reach: Reach) -> Result<Fetched, String> {
         let mut url = url.clone();
         let mut headers = headers.clone();
-        // Once redirected elsewhere, only public addresses: the registry may
-        // not send this host to a service the registry itself cannot reach.
         for _ in 0..=MAX_REDIRECTS {
-            let response = connect::get(&self.tls, &url, &headers, public_only).await?;
+            let response = connect::get(&self.tls, &url, &headers, reach).await?;
             let status = response.status();
             if status.is_redirection() && status != http::StatusCode::NOT_MODIFIED {
                 let location = response
@@ -59,10 +70,13 @@ impl Http {
                     .ok_or_else(|| format!("the registry redirected ({status}) without a usable Location"))?;
                 let next = url.join(location)?;
                 if !next.same_origin(&url) {
-                    check_redirect(&next)?;
-                    // Credentials are the registry's; another origin never sees them.
+                    if !next.https {
+                        return Err(format!("the registry redirected to {}: another host over plain HTTP is refused", next.shown()));
+                    }
+                    // Credentials are the registry's; another origin never sees them,
+                    // and it may not be this host or its network.
                     headers.remove(http::header::AUTHORIZATION);
-                    public_only = true;
+                    reach = Reach::Public("the registry redirected to");
                 }
                 url = next;
                 continue;
@@ -74,16 +88,8 @@ impl Http {
             } else {
                 body::read(response.into_body(), None, Limit::AtMost { max: ERROR_BODY_MAX, what: "the error" }).await.unwrap_or_default()
             };
-            return Ok(Fetched { status, headers, body });
+            return Ok(Fetched { status, headers, body, url });
         }
         Err(format!("the registry redirected more than {MAX_REDIRECTS} times"))
     }
-}
-
-/// Another origin only over HTTPS.
-fn check_redirect(next: &Url) -> Result<(), String> {
-    if !next.https {
-        return Err(format!("the registry redirected to {next}: another host over plain HTTP is refused"));
-    }
-    Ok(())
 }

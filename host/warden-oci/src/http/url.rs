@@ -25,15 +25,15 @@ impl Url {
         } else if let Some(rest) = location.strip_prefix("http://") {
             (false, rest)
         } else {
-            return Err(format!("'{}' is not a URL Warden follows", location.escape_debug()));
+            return Err(format!("'{}' is not a URL Warden follows", crate::shown(location)));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(at) => (&rest[..at], rest[at..].to_owned()),
             None => (rest, "/".to_owned()),
         };
         let path = if path.starts_with('?') { format!("/{path}") } else { path };
-        if authority.is_empty() || authority.contains('@') {
-            return Err(format!("'{}' is not a URL Warden follows", location.escape_debug()));
+        if warden_policy::oci::check_registry(authority).is_err() {
+            return Err(format!("'{}' is not a URL Warden follows", crate::shown(location)));
         }
         Ok(Url { https, authority: authority.to_owned(), path_and_query: path })
     }
@@ -50,8 +50,17 @@ impl Url {
         port.and_then(|p| p.parse().ok()).unwrap_or(if self.https { 443 } else { 80 })
     }
 
+    /// Scheme, host and port, the default port written or not.
     pub fn same_origin(&self, other: &Url) -> bool {
-        self.https == other.https && self.authority.eq_ignore_ascii_case(&other.authority)
+        self.https == other.https && self.host().eq_ignore_ascii_case(other.host()) && self.port() == other.port()
+    }
+
+    /// For messages: without the query (a CDN's signed URL carries its
+    /// credentials there), escaped.
+    pub fn shown(&self) -> String {
+        let path = self.path_and_query.split('?').next().unwrap_or("");
+        let scheme = if self.https { "https" } else { "http" };
+        crate::shown(&format!("{scheme}://{}{path}", self.authority))
     }
 }
 
@@ -94,6 +103,9 @@ mod tests {
         assert!(base.join("//evil.example/x").is_err());
         assert!(base.join("https://user@evil.example/x").is_err());
         assert!(base.join("file:///etc/passwd").is_err());
+        assert!(base.join("http://h:99999/x").is_err());
+        assert!(base.join("http://h#x/y").is_err());
+        assert!(base.join("http://h:80/y").unwrap().same_origin(&Url::new(false, "h", "/".into())));
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub(crate) mod reference;
 mod registry;
 
 pub use lock::{Lock, LOCK_FILE};
-pub use reference::{Digest, OciRef};
+pub use reference::{check_registry, Digest, OciRef};
 pub use registry::{is_loopback_host, RegistrySettings};
 
 use std::path::PathBuf;

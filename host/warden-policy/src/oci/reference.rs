@@ -114,7 +114,7 @@ pub(crate) fn host_of(registry: &str) -> &str {
 }
 
 /// `host[:port]`: a DNS name, an IPv4 address or a bracketed IPv6 one.
-pub(crate) fn check_registry(registry: &str) -> Result<(), String> {
+pub fn check_registry(registry: &str) -> Result<(), String> {
     let (host, port) = if let Some(inner) = registry.strip_prefix('[') {
         let (host, after) = inner.split_once(']').ok_or("the registry's IPv6 address lacks its ']'")?;
         host.parse::<std::net::Ipv6Addr>().map_err(|_| format!("'{}' is not an IPv6 address", host.escape_debug()))?;
