@@ -86,7 +86,7 @@ fn unknown_keys_are_rejected_with_line_and_column() {
     let e = d.check(&paths("    pipeline: { root: ./pipeline, colour: red }\n")).unwrap_err();
     assert_eq!(e, ":4:35: unknown field `colour`, expected one of root, mode, readonly, suffixes, max_file_bytes, read_approval, write_approval");
     let e = d.check("version: 1\nsandbox:\n  root: { root: . }\nextra: 1\n").unwrap_err();
-    assert_eq!(e, ":4:1: unknown field `extra`, expected one of version, sandbox, workers, mcp, tools");
+    assert_eq!(e, ":4:1: unknown field `extra`, expected one of version, sandbox, workers, mcp, tools, registries");
 }
 
 #[test]
