@@ -149,7 +149,7 @@ impl Client {
             token: Option<String>,
             access_token: Option<String>,
         }
-        let response: TokenResponse = serde_json::from_slice(&fetched.body).map_err(|e| format!("the registry's token is not JSON: {e}"))?;
+        let response: TokenResponse = serde_json::from_slice(&fetched.body).map_err(|e| format!("the registry's token is not JSON: {}", crate::shown(&e.to_string())))?;
         let token = response.token.or(response.access_token).filter(|t| !t.is_empty()).ok_or("the registry's token service gave no token")?;
         HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| "the registry's token is not a valid header".to_owned())
     }

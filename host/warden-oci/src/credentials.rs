@@ -13,10 +13,17 @@ pub struct Credentials {
     entries: Vec<(String, Basic)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Basic {
     pub user: String,
     pub password: String,
+}
+
+/// Never the password, in a log or a panic.
+impl std::fmt::Debug for Basic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Basic").field("user", &self.user).field("password", &"(hidden)").finish()
+    }
 }
 
 impl Basic {
@@ -72,9 +79,20 @@ impl Credentials {
         Ok(Credentials { entries })
     }
 
-    /// The credentials for `registry` (`host[:port]`), if any.
+    /// The credentials for `registry` (`host[:port]`), if any: `:443` or
+    /// not, and Docker Hub under any of its names.
     pub fn for_registry(&self, registry: &str) -> Option<&Basic> {
-        self.entries.iter().find(|(key, _)| key.eq_ignore_ascii_case(registry)).map(|(_, basic)| basic)
+        let wanted = canonical(registry);
+        self.entries.iter().find(|(key, _)| canonical(key) == wanted).map(|(_, basic)| basic)
+    }
+}
+
+fn canonical(registry: &str) -> String {
+    let lower = registry.to_ascii_lowercase();
+    let host = lower.strip_suffix(":443").unwrap_or(&lower);
+    match host {
+        "docker.io" | "registry-1.docker.io" | "registry.hub.docker.com" => "index.docker.io".to_owned(),
+        host => host.to_owned(),
     }
 }
 
@@ -109,6 +127,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(creds.for_registry("index.docker.io"), Some(&Basic { user: "u".into(), password: "p".into() }));
+        assert_eq!(creds.for_registry("registry-1.docker.io:443"), creds.for_registry("index.docker.io"));
+        assert!(!format!("{:?}", creds.for_registry("index.docker.io")).contains("\"p\""));
         assert_eq!(creds.for_registry("127.0.0.1:5000").unwrap().header(), "Basic YTpi");
         assert_eq!(creds.for_registry("127.0.0.1:5001"), None);
     }

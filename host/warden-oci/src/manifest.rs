@@ -45,7 +45,7 @@ pub struct Layer {
 
 impl Manifest {
     pub fn parse(bytes: &[u8]) -> Result<Manifest, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("the manifest is not an OCI manifest: {e}"))
+        serde_json::from_slice(bytes).map_err(|e| format!("the manifest is not an OCI manifest: {}", shown(&e.to_string())))
     }
 
     fn is_index(&self, content_type: Option<&str>) -> Option<String> {
@@ -105,7 +105,7 @@ pub fn component_layer(bytes: &[u8], content_type: Option<&str>, max_size: u64) 
     if !layer.urls.is_empty() {
         return Err("the layer names other URLs to fetch it from; Warden fetches a layer from its registry only".into());
     }
-    let digest = Digest::parse(&layer.digest).map_err(|e| format!("the layer's digest: {e}"))?;
+    let digest = Digest::parse(&layer.digest).map_err(|e| format!("the layer's digest: {}", shown(&e)))?;
     if layer.size > max_size {
         return Err(format!("the layer is {} bytes, over the max_size of {max_size} bytes", layer.size));
     }

@@ -14,6 +14,7 @@ use crate::http::Http;
 use crate::manifest::component_layer;
 use crate::signature::{self, Found};
 use crate::store::Store;
+use crate::media;
 
 /// One pull's whole deadline, in request timeouts: a registry cannot keep
 /// Warden asking (a token, the manifest, the layer, signatures) for long.
@@ -24,7 +25,9 @@ const PULL_REQUESTS: u32 = 5;
 pub struct Puller {
     /// By `HOST[:PORT]`.
     pub registries: IndexMap<String, RegistrySettings>,
-    pub credentials: Credentials,
+    /// The Docker config with the credentials, read only when a registry is asked
+    /// (`None`: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
+    pub registry_config: Option<PathBuf>,
     /// The cache only; nothing is asked of a registry.
     pub offline: bool,
     /// For each request to a registry, from the first byte sent to the last received.
@@ -68,6 +71,9 @@ impl Puller {
     /// Pulls, checks and stores one component; the error says what failed.
     pub fn pull(&self, request: &Request) -> Result<Pulled, String> {
         let keys = request.verify_keys.iter().map(|k| TrustedKey::load(k)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(store) = &self.store {
+            store.check()?;
+        }
         if let Some(pulled) = self.cached(request, &keys) {
             return Ok(pulled);
         }
@@ -85,7 +91,7 @@ impl Puller {
                         .enable_all()
                         .build()
                         .map_err(|e| format!("cannot start the registry client: {e}"))?;
-                    let whole = self.timeout * PULL_REQUESTS;
+                    let whole = self.timeout.saturating_mul(PULL_REQUESTS);
                     let pulled = runtime.block_on(async {
                         tokio::time::timeout(whole, self.fetch(request, &keys))
                             .await
@@ -100,7 +106,7 @@ impl Puller {
         })
     }
 
-    /// Everything from the cache, each blob hashed again, or `None`.
+    /// Everything from the cache, each blob checked again, or `None`.
     fn cached(&self, request: &Request, keys: &[TrustedKey]) -> Option<Pulled> {
         let store = self.store.as_ref()?;
         let manifest = request.pin.clone().or_else(|| request.reference.digest.clone())?;
@@ -108,13 +114,14 @@ impl Puller {
             return None;
         }
         let manifest_bytes = store.blob(&manifest, MANIFEST_MAX)?;
-        let layer = component_layer(&manifest_bytes, None, request.max_size).ok()?;
-        let bytes = store.blob(&layer.digest, layer.size)?;
+        // Only a manifest that passed as an OCI manifest was stored.
+        let layer = component_layer(&manifest_bytes, Some(media::OCI_MANIFEST), request.max_size).ok()?;
+        let (bytes, blake3) = store.layer(&layer.digest, layer.size)?;
         let signature = match keys.is_empty() {
             true => None,
             false => Some(signature::from_store(store, keys, &manifest, &request.reference.repository)?),
         };
-        Some(self.pulled(request, manifest, layer.digest, bytes, signature, true))
+        Some(self.pulled(request, manifest, layer.digest, (bytes, blake3), signature, true))
     }
 
     async fn fetch(&self, request: &Request, keys: &[TrustedKey]) -> Result<Pulled, String> {
@@ -158,15 +165,16 @@ impl Puller {
             store.put_blob(&manifest, &fetched.body)?;
         }
         let verified = found.map(|f| f.verified);
-        Ok(self.pulled(request, manifest, layer.digest, bytes, verified, false))
+        let blake3 = blake3::hash(&bytes).to_hex().to_string();
+        Ok(self.pulled(request, manifest, layer.digest, (bytes, blake3), verified, false))
     }
 
-    fn pulled(&self, request: &Request, manifest: Digest, layer: Digest, bytes: Vec<u8>, signature: Option<Verified>, from_cache: bool) -> Pulled {
+    fn pulled(&self, request: &Request, manifest: Digest, layer: Digest, (bytes, blake3): (Vec<u8>, String), signature: Option<Verified>, from_cache: bool) -> Pulled {
         Pulled {
             reference: request.reference.pinned(manifest.clone()),
             manifest,
             layer,
-            blake3: blake3::hash(&bytes).to_hex().to_string(),
+            blake3,
             bytes,
             signature,
             from_cache,
@@ -178,7 +186,8 @@ impl Puller {
         if insecure && !is_loopback_host(reference.host()) {
             return Err(format!("plain HTTP is allowed only for a loopback registry, not {}", reference.registry));
         }
-        let basic = self.credentials.for_registry(&reference.registry).cloned();
+        let credentials = Credentials::load(self.registry_config.as_deref())?;
+        let basic = credentials.for_registry(&reference.registry).cloned();
         Ok(Client::new(Http::new(self.timeout), !insecure, &reference.registry, &reference.repository, basic))
     }
 }

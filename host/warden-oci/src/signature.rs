@@ -89,7 +89,8 @@ fn verified(key: &TrustedKey, signature_manifest: Digest) -> Verified {
 /// Signature manifests, each with its digest checked against its bytes.
 async fn candidates(client: &mut Client, manifest: &Digest) -> Result<Vec<(Digest, Vec<u8>)>, String> {
     let mut found = Vec::new();
-    if let Some(fetched) = client.manifest(&format!("sha256-{}.sig", manifest.hex())).await? {
+    // A registry that answers the tag with an error still may have a referrer.
+    if let Ok(Some(fetched)) = client.manifest(&format!("sha256-{}.sig", manifest.hex())).await {
         found.push((crate::sha256(&fetched.body), fetched.body));
     }
     let index = match client.referrers(manifest, media::COSIGN_ARTIFACT).await {

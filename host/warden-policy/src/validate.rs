@@ -129,7 +129,12 @@ pub(crate) fn validate(doc: PolicyDocument, file: &Path, tags: Tags) -> Result<P
         policy.registries.insert(name.clone(), settings);
     }
     let lock = if doc.tools.values().any(|t| OciRef::is_oci(&t.value.component)) {
-        Lock::beside(file).map_err(|m| PolicyError::new(file, format!("cannot read the lock: {m}")))?
+        match (Lock::beside(file), tags) {
+            (Ok(lock), _) => lock,
+            // `warden lock` replaces a lock it cannot read.
+            (Err(_), Tags::MayBeUnpinned) => Lock::default(),
+            (Err(m), Tags::MustBePinned) => return Err(PolicyError::new(file, format!("cannot read the lock: {m}"))),
+        }
     } else {
         Lock::default()
     };

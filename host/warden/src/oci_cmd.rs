@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use warden_oci::{Credentials, Digest, OciRef, Pulled, Puller, Request, Store};
+use warden_oci::{Digest, OciRef, Pulled, Puller, Request, Store};
 use warden_policy::oci::{is_loopback_host, Lock, OciSource, PinnedBy, RegistrySettings, DEFAULT_MAX_SIZE, LOCK_FILE};
 use warden_policy::ComponentSource;
 
@@ -19,11 +19,7 @@ use crate::exit::Failure;
 /// fetcher's life (and the life of those it shares [`Resolved`] with), so
 /// `warden mcp --watch` never follows a moved tag.
 pub struct Fetcher {
-    /// Its credentials are read at the first pull: a policy of files only
-    /// never depends on the Docker config.
     puller: Puller,
-    registry_config: Option<std::path::PathBuf>,
-    credentials: std::sync::OnceLock<Result<Credentials, String>>,
     resolved: Resolved,
 }
 
@@ -49,14 +45,16 @@ impl Fetcher {
         if args.offline && store.is_none() {
             return Err(Failure::usage("--offline reads the cache; it cannot be used with --no-cache"));
         }
+        // The Docker config is read only when a registry is asked: a policy of
+        // files, or a cached component, never depends on it.
         let puller = Puller {
             registries,
-            credentials: Credentials::default(),
+            registry_config: args.registry_config.clone(),
             offline: args.offline,
             timeout: Duration::from_secs(args.registry_timeout.max(1)),
             store,
         };
-        Ok(Fetcher { puller, registry_config: args.registry_config.clone(), credentials: Default::default(), resolved: Resolved::default() })
+        Ok(Fetcher { puller, resolved: Resolved::default() })
     }
 
     pub fn remembering(self, resolved: Resolved) -> Fetcher {
@@ -69,16 +67,11 @@ impl Fetcher {
         if let Some(tagged) = &tagged {
             request.pin = self.resolved.lock().expect("not poisoned").get(tagged).cloned();
         }
-        let pulled = self.puller()?.pull(&request)?;
+        let pulled = self.puller.pull(&request)?;
         if let Some(tagged) = tagged {
             self.resolved.lock().expect("not poisoned").insert(tagged, pulled.manifest.clone());
         }
         Ok(pulled)
-    }
-
-    fn puller(&self) -> Result<Puller, String> {
-        let credentials = self.credentials.get_or_init(|| Credentials::load(self.registry_config.as_deref())).clone()?;
-        Ok(Puller { credentials, ..self.puller.clone() })
     }
 
     /// A policy's component: the file's bytes, or the artifact's, checked.
@@ -175,7 +168,11 @@ pub fn lock(policy_file: &Path, registry: &RegistryArgs) -> Result<(), Failure> 
     }
     let policy = warden_policy::load_to_lock(policy_file)?;
     let fetcher = Fetcher::new(registry, None, Some(&policy.registries))?;
-    let old = Lock::beside(&policy.file).map_err(Failure::usage)?;
+    // A lock that cannot be read is replaced: moving pins is what this command is for.
+    let old = Lock::beside(&policy.file).unwrap_or_else(|e| {
+        eprintln!("warden: replacing a lock that cannot be read: {e}");
+        Lock::default()
+    });
     // Rebuilt from the policy's tags: a pin for a tag no longer named goes.
     let mut lock = Lock::default();
     let mut lines = String::new();
@@ -187,7 +184,7 @@ pub fn lock(policy_file: &Path, registry: &RegistryArgs) -> Result<(), Failure> 
         }
         // A pin is moved on purpose: the tag is resolved afresh.
         let request = Request { pin: None, ..request_of(oci) };
-        let pulled = fetcher.puller().and_then(|p| p.pull(&request)).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: cannot lock tools.{}: {tagged}: {e}", decl.key) })?;
+        let pulled = fetcher.puller.pull(&request).map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: cannot lock tools.{}: {tagged}: {e}", decl.key) })?;
         let moved = match (oci.pinned_by, old.pins.get(&tagged)) {
             (PinnedBy::Lock, Some(was)) if *was != pulled.manifest => format!(" (was {was})"),
             _ => String::new(),
@@ -207,7 +204,10 @@ pub fn lock(policy_file: &Path, registry: &RegistryArgs) -> Result<(), Failure> 
 
 fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let mut temp = tempfile::NamedTempFile::new_in(file.parent().unwrap_or(Path::new(".")))?;
+    // Read like the policy beside it, by whoever reads that.
+    temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     temp.write_all(text.as_bytes())?;
     temp.as_file().sync_all()?;
     temp.persist(file).map_err(|e| e.error)?;

@@ -5,6 +5,8 @@
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
+const RESERVE_MAX: u64 = 8 << 20;
+
 /// How much of a body is accepted.
 #[derive(Debug, Clone, Copy)]
 pub enum Limit {
@@ -34,7 +36,8 @@ pub async fn read(mut body: Incoming, content_length: Option<u64>, limit: Limit)
     if content_length.is_some_and(|n| n > limit.max()) {
         return Err(limit.over());
     }
-    let mut bytes = Vec::with_capacity(content_length.unwrap_or(0).min(limit.max()) as usize);
+    // What a header announces is not reserved beyond a few MiB: the body grows as it comes.
+    let mut bytes = Vec::with_capacity(content_length.unwrap_or(0).min(limit.max()).min(RESERVE_MAX) as usize);
     while let Some(frame) = body.frame().await {
         let frame = match (frame, limit) {
             (Ok(frame), _) => frame,

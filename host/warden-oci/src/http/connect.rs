@@ -38,7 +38,7 @@ pub async fn get(tls: &Arc<rustls::ClientConfig>, url: &Url, headers: &http::Hea
         let tls = tokio_rustls::TlsConnector::from(tls.clone())
             .connect(name, tcp)
             .await
-            .map_err(|e| format!("TLS with {} failed: {e}", url.authority))?;
+            .map_err(|e| format!("TLS with {} failed: {}", crate::shown(&url.authority), crate::shown(&e.to_string())))?;
         send(TokioIo::new(tls), request, url).await
     } else {
         send(TokioIo::new(tcp), request, url).await
@@ -78,7 +78,7 @@ where
     T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
     let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("HTTP with {} failed: {e}", url.authority))?;
+        hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("HTTP with {} failed: {e}", crate::shown(&url.authority)))?;
     tokio::spawn(connection);
     sender.send_request(request).await.map_err(|e| format!("{}: {e}", url.shown()))
 }
