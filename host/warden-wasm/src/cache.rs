@@ -7,6 +7,10 @@
 //! fails wasmtime's own compatibility check and is recompiled too. BLAKE3,
 //! not SHA-256: a cached start hashes the component and its code (30 to 60 MB
 //! for a Python or JavaScript tool), and SHA-256 was a third of that start.
+//!
+//! The digest proves the file whole, not who wrote it: a folder another user
+//! can write (a shared `--cache-dir`) could hold their native code with a
+//! matching digest. Such a folder is neither read nor written.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
@@ -31,6 +35,9 @@ pub enum CacheOutcome {
     Compiled,
     /// A cached file was unusable; compiled again and replaced.
     Replaced,
+    /// The cache folder is not this user's alone (a link, another user's, or
+    /// writable by others): compiled, neither read from it nor stored.
+    Untrusted,
 }
 
 impl CompileCache {
@@ -51,6 +58,9 @@ impl CompileCache {
 
     /// The compiled component for `wasm`, from the cache when possible.
     pub fn load(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
+        if !self.trusted() {
+            return Ok((Component::new(engine, wasm)?, CacheOutcome::Untrusted));
+        }
         let path = self.path_for(wasm);
         let mut outcome = CacheOutcome::Compiled;
         if let Ok(file) = std::fs::read(&path) {
@@ -70,8 +80,16 @@ impl CompileCache {
         Ok((component, outcome))
     }
 
+    /// The folder (made 0700 when missing) is a real folder of this user
+    /// that group and others cannot write.
+    fn trusted(&self) -> bool {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir);
+        let Ok(meta) = std::fs::symlink_metadata(&self.dir) else { return false };
+        meta.is_dir() && meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o022 == 0
+    }
+
     fn store(&self, path: &Path, code: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
         let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
         file.write_all(MAGIC)?;
         file.write_all(blake3::hash(code).as_bytes())?;

@@ -111,6 +111,27 @@ fn a_corrupted_cache_file_is_recompiled_not_run() {
 }
 
 #[test]
+fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let runtime = Runtime::new(options.clone()).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Compiled);
+    // Another user could now have put native code there, with its digest.
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Untrusted);
+    assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Untrusted);
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1, "nothing is stored in an untrusted folder");
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Hit);
+    // A link to a folder is not the folder.
+    let link = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(cache.path(), link.path().join("cache")).unwrap();
+    let linked = Runtime::new(RuntimeOptions { cache_dir: Some(link.path().join("cache")), max_concurrent: 4 }).unwrap();
+    assert_eq!(linked.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Untrusted);
+}
+
+#[test]
 fn a_foreign_cache_file_is_recompiled() {
     let cache = tempfile::tempdir().unwrap();
     let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
