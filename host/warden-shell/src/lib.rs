@@ -5,6 +5,7 @@
 //! folders, read-only. This crate knows nothing of wasmtime.
 
 mod bwrap;
+pub mod landlock;
 pub mod container;
 mod egress;
 mod env;
