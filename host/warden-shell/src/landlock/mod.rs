@@ -4,6 +4,8 @@
 
 mod abi;
 mod layout;
+mod ruleset;
 
 pub use abi::{abi, Abi};
-pub use layout::{Access, Entry, EntryKind, Grant, Layout};
+pub use layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
+pub use ruleset::{enter, prepare, Prepared, Tcp, LEAST_ABI};

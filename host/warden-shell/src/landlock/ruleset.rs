@@ -1,0 +1,174 @@
+//! A layout made a Landlock ruleset, in the parent, before the fork: every
+//! path opened here (`O_PATH`, no symlink followed), under the crate's
+//! `HardRequirement`, so that a right this kernel cannot enforce is an
+//! error, never dropped. The child then only calls [`enter`].
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use landlock::{
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+use super::layout::{Access as Granted, Layout};
+use super::Abi;
+
+/// Truncate (ABI 3) is the least: below it, `truncate(2)` of a read-only file is not controlled.
+pub const LEAST_ABI: Abi = 3;
+
+/// A ruleset ready to be entered by a child.
+pub struct Prepared {
+    fd: OwnedFd,
+}
+
+impl Prepared {
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// How a command may use TCP: not at all, or connect to these ports only.
+pub struct Tcp<'a> {
+    pub connect_ports: &'a [u16],
+}
+
+pub fn prepare(layout: &Layout, abi: Abi, tcp: Option<Tcp<'_>>) -> Result<Prepared, String> {
+    if abi < LEAST_ABI {
+        return Err(format!("this kernel's Landlock is ABI {abi}; Warden needs ABI {LEAST_ABI} (Linux 6.2) at least"));
+    }
+    let version = ABI::from(abi as i32);
+    let failed = |e: landlock::RulesetError| format!("Landlock: {e}");
+    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement).handle_access(AccessFs::from_all(version)).map_err(failed)?;
+    if tcp.is_some() {
+        if abi < 4 {
+            return Err(format!("this kernel's Landlock is ABI {abi}: it cannot restrict TCP (ABI 4, Linux 6.7)"));
+        }
+        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp).map_err(failed)?;
+    }
+    if abi >= 6 {
+        ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(failed)?;
+    }
+    let mut created = ruleset.create().map_err(failed)?;
+    for grant in &layout.grants {
+        let opened = rustix::fs::open(&grant.path, rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty())
+            .map_err(|e| format!("{}: {e}", grant.path.display()))?;
+        let all = AccessFs::from_all(version);
+        let rights = match (grant.access, grant.dir) {
+            (Granted::ListOnly, _) => AccessFs::ReadDir.into(),
+            (Granted::Read, true) => AccessFs::from_read(version),
+            (Granted::Read, false) => AccessFs::from_read(version) & AccessFs::from_file(version),
+            (Granted::Write, true) => all,
+            (Granted::Write, false) => AccessFs::from_file(version),
+        };
+        created = created.add_rule(PathBeneath::new(opened, rights)).map_err(failed)?;
+    }
+    if let Some(tcp) = tcp {
+        for port in tcp.connect_ports {
+            created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp)).map_err(failed)?;
+        }
+    }
+    let fd: Option<OwnedFd> = created.into();
+    Ok(Prepared { fd: fd.ok_or("Landlock made no ruleset")? })
+}
+
+/// Restricts the calling thread, and what it runs, to `ruleset`. For a
+/// child between fork and exec: system calls only, nothing allocated.
+///
+/// # Safety
+/// `ruleset` must be an open Landlock ruleset descriptor.
+pub unsafe fn enter(ruleset: RawFd) -> std::io::Result<()> {
+    // SAFETY: plain system calls on integers; no memory is passed.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use super::super::layout::{Entry, EntryKind, Grant, MountRules};
+    use super::*;
+
+    fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let kind = if kind.is_symlink() { EntryKind::Symlink } else if kind.is_dir() { EntryKind::Dir } else { EntryKind::File };
+            out.push(Entry { name: entry.file_name(), kind });
+        }
+        Ok(out)
+    }
+
+    /// `sh -c SCRIPT` under the layout; its exit status.
+    fn run(layout: &Layout, tcp: Option<Tcp<'_>>, script: &str) -> i32 {
+        let prepared = prepare(layout, super::super::abi(), tcp).unwrap();
+        let fd = prepared.raw_fd();
+        let mut command = Command::new("/bin/sh");
+        command.args(["-c", script]);
+        // SAFETY: `enter` makes system calls only.
+        unsafe { command.pre_exec(move || enter(fd)) };
+        command.status().unwrap().code().unwrap_or(-1)
+    }
+
+    fn system(layout: &mut Layout) {
+        for dir in ["/usr", "/bin", "/lib", "/lib64", "/etc"] {
+            let path = PathBuf::from(dir);
+            if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                layout.grants.push(Grant { path, access: Granted::Read, dir: true });
+            }
+        }
+        layout.grants.push(Grant { path: "/dev/null".into(), access: Granted::Write, dir: false });
+    }
+
+    #[test]
+    fn writes_outside_the_writable_mount_and_reads_of_a_denied_file_are_refused() {
+        if super::super::abi() < LEAST_ABI {
+            panic!("this test needs Landlock ABI {LEAST_ABI}; the kernel offers {}", super::super::abi());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (mount, outside) = (dir.path().join("w"), dir.path().join("outside"));
+        std::fs::create_dir_all(mount.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(mount.join(".env"), "SECRET").unwrap();
+        std::fs::write(mount.join("notes.md"), "notes").unwrap();
+        let mut layout = Layout::default();
+        system(&mut layout);
+        let (protected, denied) = ([mount.join(".git/hooks")], [mount.join(".env")]);
+        layout.add_mount(&MountRules { root: &mount, writable: true, protected: &protected, denied: &denied }, &list).unwrap();
+        let m = mount.display();
+        assert_eq!(run(&layout, None, &format!("echo more >> {m}/notes.md && cat {m}/notes.md >/dev/null")), 0);
+        assert_ne!(run(&layout, None, &format!("echo x > {}/escaped", outside.display())), 0);
+        assert_ne!(run(&layout, None, &format!("cat {m}/.env")), 0);
+        assert_ne!(run(&layout, None, &format!("echo x > {m}/.git/hooks/pre-commit")), 0);
+        assert_ne!(run(&layout, None, &format!("echo x > {m}/new-at-the-top")), 0, "the mount's top is a chain: no new entry");
+        assert!(!outside.join("escaped").exists() && !mount.join(".git/hooks/pre-commit").exists());
+        assert_eq!(std::fs::read_to_string(mount.join("notes.md")).unwrap(), "notesmore\n");
+    }
+
+    #[test]
+    fn a_tcp_connect_is_refused_but_to_the_ports_allowed() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut layout = Layout::default();
+        system(&mut layout);
+        let connect = format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5)'");
+        assert_eq!(run(&layout, None, &connect), 0, "without a TCP rule, TCP is not handled");
+        assert_ne!(run(&layout, Some(Tcp { connect_ports: &[] }), &connect), 0);
+        assert_eq!(run(&layout, Some(Tcp { connect_ports: &[port] }), &connect), 0);
+    }
+
+    #[test]
+    fn a_kernel_below_the_least_abi_is_refused_not_used_weaker() {
+        let error = prepare(&Layout::default(), 2, None).err().unwrap();
+        assert_eq!(error, "this kernel's Landlock is ABI 2; Warden needs ABI 3 (Linux 6.2) at least");
+    }
+}
