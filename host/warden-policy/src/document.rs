@@ -311,7 +311,9 @@ pub struct ShellSpec {
     /// Allow new Unix-domain sockets (default false).
     #[serde(default)]
     pub allow_unix_sockets: bool,
-    /// `os` (default): bubblewrap on Linux, Seatbelt on macOS, one sandbox per command.
+    /// `auto` (default; also written `os`): bubblewrap on Linux, else Landlock where
+    /// bubblewrap cannot start (in a container, on a locked-down kernel), Seatbelt on
+    /// macOS; one sandbox per command. `bwrap` or `landlock`: that one only.
     /// `container`: one long-lived podman or docker container (see `container`).
     #[serde(default)]
     pub backend: Option<ShellBackend>,
@@ -488,7 +490,10 @@ pub struct GrantSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ShellBackend {
+    Auto,
     Os,
+    Bwrap,
+    Landlock,
     Container,
 }
 

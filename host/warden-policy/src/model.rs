@@ -154,8 +154,20 @@ pub struct Shell {
     pub allow_unix_sockets: bool,
     /// `backend: container`: commands run in this container, not under bubblewrap.
     pub container: Option<ContainerSettings>,
+    /// Which OS sandbox runs commands when there is no container.
+    pub os_backend: OsBackend,
     /// Command rules; `None`: every command runs, as the OS sandbox allows.
     pub rules: Option<CommandRules>,
+}
+
+/// `shell.backend` when it is not `container`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OsBackend {
+    /// bubblewrap, else Landlock, else (visibly) none.
+    #[default]
+    Auto,
+    Bwrap,
+    Landlock,
 }
 
 impl Default for Shell {
@@ -167,6 +179,7 @@ impl Default for Shell {
             max_output_bytes: 1 << 20,
             allow_unix_sockets: false,
             container: None,
+            os_backend: OsBackend::Auto,
             rules: None,
         }
     }

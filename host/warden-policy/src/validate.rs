@@ -17,7 +17,7 @@ use crate::dynamic::Dynamic;
 use crate::error::PolicyError;
 use crate::limits::Limits;
 use crate::network::{AllowEntry, Allowlist, Network};
-use crate::model::{ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
+use crate::model::{OsBackend, ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 use crate::system_dirs::{host_exposing, system_dir_of};
 use crate::vpath::VPath;
 
@@ -287,20 +287,23 @@ fn shell(spec: &ShellSpec, base: &Path) -> Result<Shell, (&'static str, String)>
         max_output_bytes,
         allow_unix_sockets: spec.allow_unix_sockets,
         container: container(spec, base)?,
+        os_backend: match spec.backend {
+            Some(ShellBackend::Bwrap) => OsBackend::Bwrap,
+            Some(ShellBackend::Landlock) => OsBackend::Landlock,
+            _ => OsBackend::Auto,
+        },
         rules: None,
     })
 }
 
 fn container(spec: &ShellSpec, base: &Path) -> Result<Option<ContainerSettings>, (&'static str, String)> {
     let c = match (spec.backend, &spec.container) {
-        (None | Some(ShellBackend::Os), None) => return Ok(None),
-        (None | Some(ShellBackend::Os), Some(_)) => {
-            return Err(("container", "container settings need `backend: container`".into()));
-        }
+        (Some(ShellBackend::Container), Some(c)) => c,
         (Some(ShellBackend::Container), None) => {
             return Err(("container", "`backend: container` needs a `container:` section with an image".into()));
         }
-        (Some(ShellBackend::Container), Some(c)) => c,
+        (_, None) => return Ok(None),
+        (_, Some(_)) => return Err(("container", "container settings need `backend: container`".into())),
     };
     let image = c.image.clone().unwrap_or_default();
     if image.is_empty() || image.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {

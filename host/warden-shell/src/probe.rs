@@ -4,11 +4,41 @@ use std::path::PathBuf;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
+use warden_policy::OsBackend;
+
 use crate::run::Backend;
+
+/// Landlock's least ABI for a command: truncate (3), TCP (4), and the
+/// scoping of signals and abstract sockets (6), which keeps a command
+/// without a PID namespace from signalling what is not its own.
+pub const LANDLOCK_ABI: u32 = 6;
 
 /// bwrap by absolute path, so that `PATH` cannot swap it; `WARDEN_BWRAP` overrides it (tests).
 pub fn bwrap_path() -> PathBuf {
     std::env::var_os("WARDEN_BWRAP").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/bwrap"))
+}
+
+/// The backend `choice` gives on this host: for `auto`, bubblewrap if it can
+/// run here, else Landlock, else none (which the caller refuses under
+/// `require_os_sandbox`, and otherwise reports on every result).
+pub fn probe_for(choice: OsBackend) -> Backend {
+    match choice {
+        OsBackend::Bwrap => probe(),
+        OsBackend::Landlock => landlock().unwrap_or_else(|reason| Backend::Unsandboxed { reason }),
+        OsBackend::Auto => match probe() {
+            Backend::Unsandboxed { reason } => landlock().unwrap_or_else(|why| Backend::Unsandboxed { reason: format!("{reason}; {why}") }),
+            backend => backend,
+        },
+    }
+}
+
+/// Landlock, if this kernel offers enough of it.
+pub fn landlock() -> Result<Backend, String> {
+    match crate::landlock::abi() {
+        0 => Err("this kernel has no Landlock".into()),
+        abi if abi < LANDLOCK_ABI => Err(format!("this kernel's Landlock is ABI {abi}; Warden needs ABI {LANDLOCK_ABI} (Linux 6.12)")),
+        abi => Ok(Backend::Landlock { abi }),
+    }
 }
 
 /// A cheap check, made at start: is there a bwrap to run, and may this user

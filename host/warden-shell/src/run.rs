@@ -50,6 +50,8 @@ pub enum Backend {
     Bwrap(PathBuf),
     /// macOS: `sandbox-exec` with a generated profile.
     Seatbelt(PathBuf),
+    /// Landlock (no namespaces): where bubblewrap cannot start, e.g. in a container.
+    Landlock { abi: u32 },
     /// No OS sandbox; the reason is in every result's stderr.
     Unsandboxed { reason: String },
     /// A long-lived container, reached through the engine's API (not by [`run`]).
@@ -81,7 +83,7 @@ pub enum Outcome {
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let mut egress = match (job.backend, &job.plan.network) {
         (Backend::Bwrap(_), Network::Allow(_)) => Some(Egress::start(&job.plan.network, job.command)?),
-        (Backend::Seatbelt(_) | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
+        (Backend::Seatbelt(_) | Backend::Landlock { .. } | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
             return Err(ShellError::Policy(
                 "a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; \
                  the command was not run"
@@ -93,15 +95,20 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let command = egress.as_ref().map_or(job.command, |e| e.command.as_slice());
     let pipes = match job.backend {
         Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
-        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
+        Backend::Seatbelt(_) | Backend::Landlock { .. } | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
     };
     let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
     let shield = match job.backend {
-        Backend::Bwrap(_) => Shield::for_plan(job.plan)?,
+        Backend::Bwrap(_) | Backend::Landlock { .. } => Shield::for_plan(job.plan)?,
         Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => Shield::default(),
     };
-    // Until the sandbox and everything in it have ended.
-    let held = crate::placeholders::Held::take(&shield)?;
+    // Until the sandbox and everything in it have ended. Landlock needs no
+    // placeholder: a missing protected path's folder can gain no entry.
+    let held = match job.backend {
+        Backend::Bwrap(_) => crate::placeholders::Held::take(&shield)?,
+        _ => crate::placeholders::Held::take(&Shield::default())?,
+    };
+    let mut confinement = None;
     let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
@@ -115,6 +122,11 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd.arg("-p").arg(crate::seatbelt::profile(job.plan)).arg("--").args(job.command).current_dir(job.cwd);
             cmd
         }
+        Backend::Landlock { abi } => {
+            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd)?;
+            confinement = Some(confined);
+            cmd
+        }
         Backend::Container { .. } => unreachable!("container commands go through the engine's API"),
         Backend::Unsandboxed { .. } => {
             let mut cmd = Command::new(&job.command[0]);
@@ -123,6 +135,10 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         }
     };
     cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
+    if let Some(confined) = &confinement {
+        // No private /tmp without a mount namespace: a folder of its own instead.
+        cmd.env("TMPDIR", confined.tmp.path());
+    }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
     let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
@@ -139,6 +155,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         init.wait_gone();
     }
     drop(held);
+    let confinement_note = confinement.as_ref().and_then(|c| c.note());
+    drop(confinement);
     let refused = egress.map(Egress::finish).unwrap_or_default();
     // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
@@ -170,6 +188,11 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             )
         })
         .collect();
+    if exit_code != 0
+        && let Some(note) = confinement_note
+    {
+        warnings.push(note);
+    }
     if let Backend::Unsandboxed { reason } = job.backend {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }

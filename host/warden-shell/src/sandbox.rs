@@ -14,7 +14,7 @@ use crate::container::{ContainerSandbox, ExecSettings, Layout, Owner, StartReque
 use crate::error::ShellError;
 use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
-use crate::probe::{bwrap_works, probe};
+use crate::probe::{bwrap_works, probe_for};
 use crate::run::{run, Backend, ExecutionResult, Job, Outcome};
 use crate::shield::Shield;
 
@@ -31,6 +31,8 @@ struct Inner {
     /// Becomes `Unsandboxed` if bwrap turns out not to work here (and that is allowed).
     backend: Mutex<Backend>,
     require_os_sandbox: bool,
+    /// Whether a bubblewrap that fails may give way to Landlock.
+    os_backend: warden_policy::OsBackend,
     policy_env: Vec<(String, String)>,
     /// Kept open: the mounts' handles are where the bind paths come from.
     fs: Sandbox,
@@ -104,7 +106,7 @@ impl ShellSandbox {
         };
         let backend = match &in_container {
             Some(c) => Backend::Container { engine: c.sandbox.engine().name(), name: c.sandbox.name().to_owned() },
-            None => probe(),
+            None => probe_for(policy.shell.os_backend),
         };
         if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
             return Err(ShellError::SandboxRequired { reason: reason.clone() });
@@ -116,6 +118,7 @@ impl ShellSandbox {
             cap,
             backend: Mutex::new(backend),
             require_os_sandbox: policy.require_os_sandbox,
+            os_backend: policy.shell.os_backend,
             policy_env: policy.env.clone(),
             fs,
             container: in_container,
@@ -208,6 +211,22 @@ impl Inner {
                 if bwrap_works(&backend) {
                     return Err(ShellError::SandboxSetup { reason });
                 }
+                // bubblewrap cannot start here at all (in a container, say): Landlock, if `auto` allows it.
+                let landlock = match self.os_backend {
+                    warden_policy::OsBackend::Auto => crate::probe::landlock(),
+                    _ => Err(String::new()),
+                };
+                if let Ok(landlock) = landlock {
+                    *self.backend.lock().unwrap() = landlock.clone();
+                    return match run(&self.job(&landlock, argv, &cwd, &env, timeout, cancel))? {
+                        Outcome::Ran(result) => Ok(result),
+                        Outcome::SandboxFailed { reason } => Err(ShellError::SandboxSetup { reason }),
+                    };
+                }
+                let reason = match landlock {
+                    Err(why) if !why.is_empty() => format!("{reason}; {why}"),
+                    _ => reason,
+                };
                 if self.require_os_sandbox {
                     return Err(ShellError::SandboxRequired { reason });
                 }

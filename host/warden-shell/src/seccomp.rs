@@ -12,7 +12,16 @@ use seccompiler::{
 /// command compared on its low 32 bits, as the kernel reads it), unless
 /// allowed `socket(AF_UNIX, ..)`, and on x86-64 every call of the x32 ABI.
 pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error> {
+    filter_with(allow_unix_sockets, true)
+}
+
+/// Like [`filter`]; without `internet`, every `socket` but `AF_UNIX` is
+/// refused too. Landlock has no network namespace to take the network away:
+/// its TCP rules cover neither UDP, raw sockets nor the port a `listen` on
+/// an unbound socket picks, so without the network no such socket is made.
+pub fn filter_with(allow_unix_sockets: bool, internet: bool) -> Result<BpfProgram, seccompiler::Error> {
     let eq32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value);
+    let ne32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, value);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in [
         libc::SYS_ptrace,
@@ -28,8 +37,18 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
         libc::SYS_ioctl,
         vec![SeccompRule::new(vec![eq32(1, libc::TIOCSTI)?])?, SeccompRule::new(vec![eq32(1, libc::TIOCLINUX)?])?],
     );
-    if !allow_unix_sockets {
-        rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?]);
+    match (allow_unix_sockets, internet) {
+        (true, true) => {}
+        (false, true) => {
+            rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?]);
+        }
+        (true, false) => {
+            rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![ne32(0, libc::AF_UNIX as u64)?])?]);
+        }
+        // Every `socket`: an empty rule list matches every call.
+        (false, false) => {
+            rules.insert(libc::SYS_socket, Vec::new());
+        }
     }
     let arch = std::env::consts::ARCH.try_into()?;
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(1), arch)?;
@@ -146,6 +165,22 @@ mod tests {
         assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_ioctl as u32, tiocsti), ERRNO_EPERM);
         // Another architecture's calls are not let through by the x32 check.
         assert_ne!(judge(&program, AUDIT_ARCH_I386, 102, unix), libc::SECCOMP_RET_ALLOW);
+    }
+
+    #[test]
+    fn without_internet_only_unix_sockets_are_made_and_only_if_allowed() {
+        let socket = |family: i32| [family as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0];
+        let nr = libc::SYS_socket as u32;
+        let unix_only = super::filter_with(true, false).unwrap();
+        assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(libc::AF_UNIX)), libc::SECCOMP_RET_ALLOW);
+        for family in [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET, libc::AF_NETLINK] {
+            assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
+        }
+        let none = super::filter_with(false, false).unwrap();
+        for family in [libc::AF_UNIX, libc::AF_INET] {
+            assert_eq!(judge(&none, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
+        }
+        assert_eq!(judge(&none, AUDIT_ARCH_X86_64, libc::SYS_socketpair as u32, socket(libc::AF_UNIX)), libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]

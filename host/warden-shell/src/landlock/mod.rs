@@ -1,11 +1,12 @@
-//! The Landlock backend (issue 29, work in progress on this branch): what
-//! the kernel offers, and the rules a plan becomes. Not yet wired into
-//! `sandbox.rs`; see /work/notes/issue29-research.md for the plan.
+//! The Landlock backend: what the kernel offers, the rules a plan becomes,
+//! and a command confined by them, for hosts where bubblewrap cannot start.
 
 mod abi;
+mod command;
 mod layout;
 mod ruleset;
 
 pub use abi::{abi, Abi};
 pub use layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
-pub use ruleset::{enter, prepare, Prepared, Tcp, LEAST_ABI};
+pub use command::{command, layout, Confinement};
+pub use ruleset::{confine, enter, prepare, Prepared, Tcp, LEAST_ABI};

@@ -88,6 +88,51 @@ pub unsafe fn enter(ruleset: RawFd) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Everything a command gives up before it starts, in the order each step
+/// needs: every capability (bounding set first, which takes `CAP_SETPCAP`;
+/// with an empty bounding set, root gains none at exec either), then no new
+/// privileges, the Landlock domain, and the seccomp program last. System
+/// calls only, for a child between fork and exec.
+///
+/// # Safety
+/// `ruleset` must be an open Landlock ruleset descriptor, and `filter` point
+/// at `filter_len` instructions that stay mapped until exec.
+pub unsafe fn confine(ruleset: RawFd, filter: *const seccompiler::sock_filter, filter_len: u16) -> std::io::Result<()> {
+    #[repr(C)]
+    struct CapHeader {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct CapData {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let last_error = std::io::Error::last_os_error;
+    // SAFETY: system calls on integers and on structs that live on this stack.
+    unsafe {
+        // Fails without CAP_SETPCAP (not root): there is nothing to drop then.
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        let header = CapHeader { version: CAPABILITY_VERSION_3, pid: 0 };
+        let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+            return Err(last_error());
+        }
+        enter(ruleset)?;
+        let program = libc::sock_fprog { len: filter_len, filter: filter as *mut libc::sock_filter };
+        if libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &program as *const libc::sock_fprog) != 0 {
+            return Err(last_error());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::CommandExt;

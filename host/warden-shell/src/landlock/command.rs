@@ -1,0 +1,143 @@
+//! One command under Landlock: the layout of the plan and its shield, the
+//! ruleset, a private temporary folder, the seccomp program with the
+//! network part Landlock lacks, and the step the child takes before exec.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use warden_policy::Network;
+
+use super::layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
+use super::ruleset::{confine, prepare, Prepared, Tcp};
+use super::Abi;
+use crate::error::ShellError;
+use crate::plan::{ExecPlan, SYSTEM_READ};
+use crate::shield::Shield;
+
+/// Devices a command may write (and read), and those it may read.
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+const DEVICES_READ: &[&str] = &["/dev/urandom", "/dev/random"];
+
+/// What must live until the command has been spawned (the ruleset and the
+/// program the child loads) or has ended (its temporary folder).
+pub struct Confinement {
+    _ruleset: Prepared,
+    _filter: seccompiler::BpfProgram,
+    pub tmp: tempfile::TempDir,
+    /// Folders of the mounts that can gain no entry, for the note on a failure.
+    pub closed: Vec<PathBuf>,
+}
+
+impl Confinement {
+    /// What a failed command is told about the folders that gain no entry.
+    pub fn note(&self) -> Option<String> {
+        if self.closed.is_empty() {
+            return None;
+        }
+        let folders: Vec<String> = self.closed.iter().map(|p| p.display().to_string()).collect();
+        Some(format!(
+            "under Landlock nothing new can be made directly in {} (each holds a protected or denied path, and Landlock grants by folder); \
+             write into a folder below, or into $TMPDIR",
+            folders.join(", ")
+        ))
+    }
+}
+
+/// The command `argv` in `cwd`, confined as `plan` and `shield` say; its
+/// environment is the caller's to set, `TMPDIR` aside.
+pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cwd: &Path) -> Result<(Command, Confinement), ShellError> {
+    let refuse = |why: String| ShellError::Policy(format!("{why}; the command was not run"));
+    let (tcp, internet) = match &plan.network {
+        Network::Off => (Some(Tcp { connect_ports: &[] }), false),
+        Network::Full => (None, true),
+        Network::Allow(_) => {
+            return Err(refuse("a network allowlist is not enforced under Landlock yet (only under bubblewrap)".into()));
+        }
+    };
+    // Below ABI 9 Landlock does not cover connecting to a Unix socket by its path: any socket of the host would do.
+    if plan.allow_unix_sockets && abi < 9 {
+        return Err(refuse(format!(
+            "allow_unix_sockets under Landlock ABI {abi} would reach every Unix socket of this host (ABI 9 covers them)"
+        )));
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("cmd-")
+        .tempdir_in(warden_policy::private_folder().map_err(ShellError::Policy)?)
+        .map_err(ShellError::Spawn)?;
+    let layout = layout(plan, shield, tmp.path()).map_err(ShellError::Spawn)?;
+    let ruleset = prepare(&layout, abi, tcp).map_err(refuse)?;
+    let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(cwd);
+    let (fd, program, len) = (ruleset.raw_fd(), filter.as_ptr() as usize, filter.len() as u16);
+    // SAFETY: `confine` makes system calls only; the descriptor and the
+    // program stay alive in `Confinement` until the spawn has returned.
+    unsafe { cmd.pre_exec(move || confine(fd, program as *const seccompiler::sock_filter, len)) };
+    let closed = layout.chains.iter().filter(|c| plan.binds.iter().any(|b| b.writable && c.starts_with(&b.host))).cloned().collect();
+    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, tmp, closed }))
+}
+
+/// The grants: the system folders (or the whole host under `read: all`)
+/// and a few devices to read, `/proc`, the command's own temporary folder,
+/// and each mount with its protected and denied paths.
+pub fn layout(plan: &ExecPlan, shield: &Shield, tmp: &Path) -> std::io::Result<Layout> {
+    let mut layout = Layout::default();
+    let denied: Vec<PathBuf> = shield.hidden_files.iter().chain(&shield.hidden_dirs).cloned().collect();
+    let protected: Vec<PathBuf> = shield.read_only.iter().chain(&shield.placeholders).cloned().collect();
+    let grant = |layout: &mut Layout, path: &Path, access: Access| {
+        if let Ok(meta) = std::fs::symlink_metadata(path)
+            && !meta.file_type().is_symlink()
+        {
+            layout.grants.push(Grant { path: path.to_path_buf(), access, dir: meta.is_dir() });
+        }
+    };
+    if plan.read_all {
+        layout.add_mount(&MountRules { root: Path::new("/"), writable: false, protected: &[], denied: &denied }, &list)?;
+    } else {
+        for dir in SYSTEM_READ {
+            grant(&mut layout, Path::new(dir), Access::Read);
+        }
+    }
+    for device in DEVICES_WRITE {
+        grant(&mut layout, Path::new(device), Access::Write);
+    }
+    for device in DEVICES_READ {
+        grant(&mut layout, Path::new(device), Access::Read);
+    }
+    grant(&mut layout, Path::new("/proc"), Access::Read);
+    grant(&mut layout, tmp, Access::Write);
+    for bind in &plan.binds {
+        let within = |list: &[PathBuf]| list.iter().filter(|p| p.starts_with(&bind.host)).cloned().collect::<Vec<_>>();
+        let mut kept = within(&protected);
+        if bind.writable {
+            // A read-only mount inside a writable one: Landlock cannot take
+            // the outer write back, so the inner one is kept like a protected path.
+            kept.extend(plan.binds.iter().filter(|b| !b.writable && b.host != bind.host && b.host.starts_with(&bind.host)).map(|b| b.host.clone()));
+        }
+        let rules = MountRules { root: &bind.host, writable: bind.writable, protected: &kept, denied: &within(&denied) };
+        layout.add_mount(&rules, &list)?;
+    }
+    Ok(layout)
+}
+
+/// A folder's entries, links not followed.
+fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let kind = if kind.is_symlink() {
+            EntryKind::Symlink
+        } else if kind.is_dir() {
+            EntryKind::Dir
+        } else if kind.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        };
+        out.push(Entry { name: entry.file_name(), kind });
+    }
+    Ok(out)
+}

@@ -1,0 +1,142 @@
+//! The Landlock backend (`shell: { backend: landlock }`) on this host: each
+//! escape tried by a command, checked from the host afterwards. Named after
+//! the escape each prevents. The kernel here offers Landlock ABI 7.
+
+mod common;
+
+use std::net::{TcpListener, UdpSocket};
+use std::time::Duration;
+
+use common::*;
+use warden_shell::{Backend, ShellSandbox};
+
+const LANDLOCK: &str = "  shell: { backend: landlock }\n";
+
+fn landlocked(p: &Project, shell: &str) -> ShellSandbox {
+    let sandbox = p.sandbox(shell);
+    assert!(matches!(sandbox.backend(), Backend::Landlock { abi } if abi >= 6), "{:?}", sandbox.backend());
+    sandbox
+}
+
+#[test]
+fn writes_outside_the_writable_mount_fail_and_inside_it_work() {
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    p.file("proj/build/.keep", "");
+    let script = format!(
+        "pwd; echo built > build/out.o; mkdir -p build/deep/er && echo x > build/deep/er/f; echo more >> main.c; echo x > {}; echo x > {}; echo x > /etc/new.txt",
+        host(&p.path("outside/new.txt")),
+        host(&p.path("docs/new.md"))
+    );
+    let r = sh_in(&sandbox, &script);
+    assert_eq!(r.stdout.trim(), host(&p.path("proj").canonicalize().unwrap()));
+    assert_eq!(p.read("proj/build/out.o").as_deref(), Some("built\n"));
+    assert_eq!(p.read("proj/build/deep/er/f").as_deref(), Some("x\n"));
+    assert!(p.read("proj/main.c").unwrap().ends_with("more\n"));
+    assert!(!p.exists("outside/new.txt") && !p.exists("docs/new.md") && !std::path::Path::new("/etc/new.txt").exists());
+    assert!(r.stderr.contains("Permission denied"), "{}", r.stderr);
+}
+
+#[test]
+fn nothing_new_is_made_beside_a_protected_path_and_the_note_says_where() {
+    // Landlock grants by folder: the mount's top holds protected paths
+    // (`.git`, `.claude`, ...), so it gains no entry, or `.claude` could be made.
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let r = sh_in(&sandbox, "echo x > new-at-the-top");
+    assert_ne!(r.exit_code, 0);
+    assert!(!p.exists("proj/new-at-the-top"));
+    let top = host(&p.path("proj").canonicalize().unwrap());
+    assert!(r.stderr.contains(&format!("under Landlock nothing new can be made directly in {top}")), "{}", r.stderr);
+}
+
+#[test]
+fn files_outside_the_mounts_and_denied_files_inside_them_cannot_be_read() {
+    let p = Project::new();
+    p.file("proj/.env", SECRET).file("proj/secrets/key.pem", SECRET).file("docs/.env", SECRET);
+    let sandbox = landlocked(&p, "  shell: { backend: landlock, deny_read: [.env, secrets/] }\n");
+    let r = sh_in(&sandbox, &format!("cat {}; cat .env; cat secrets/key.pem; cat {}; echo x > .env", host(&p.path("outside/secret.txt")), host(&p.path("docs/.env"))));
+    assert_no_secret(&r);
+    assert_eq!(p.read("proj/.env").as_deref(), Some(SECRET));
+}
+
+#[test]
+fn protected_places_in_the_writable_mount_stay_unchanged() {
+    let p = Project::new();
+    p.file("proj/.git/HEAD", "ref: refs/heads/main\n").file("proj/.git/config", "[core]\n");
+    std::fs::create_dir_all(p.path("proj/.git/hooks")).unwrap();
+    with_repositories(&p, "proj");
+    let sandbox = landlocked(&p, LANDLOCK);
+    let r = sh_in(&sandbox, &plant());
+    for planted in PLANTED {
+        let content = p.read(&format!("proj/{planted}"));
+        assert!(!content.as_deref().unwrap_or("").contains("evil"), "{planted} was written: {r:?}");
+    }
+    assert!(r.stdout.is_empty() || !p.exists("proj/.claude/settings.json"), "{r:?}");
+    assert_eq!(p.read("proj/.git/config").as_deref(), Some("[core]\n"));
+}
+
+#[test]
+fn no_tcp_connection_or_udp_socket_is_made_without_the_network() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let tcp_port = listener.local_addr().unwrap().port();
+    let udp_port = udp.local_addr().unwrap().port();
+    let script = format!(
+        "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {tcp_port}), 2)' && echo tcp-connected; \
+         python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", {udp_port}))' && echo udp-sent; \
+         python3 -c 'import socket; s = socket.socket(); s.listen()' && echo listening"
+    );
+    let r = sh_in(&sandbox, &script);
+    assert!(!r.stdout.contains("tcp-connected") && !r.stdout.contains("udp-sent") && !r.stdout.contains("listening"), "{r:?}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "a connection reached the host's listener");
+    assert!(udp.recv_from(&mut [0; 8]).is_err(), "a datagram reached the host");
+}
+
+#[test]
+fn a_process_outside_the_command_cannot_be_signalled_or_its_environment_read() {
+    let mut outside = std::process::Command::new("sleep").arg("30").env("WARDEN_TEST_SECRET", SECRET).spawn().unwrap();
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let pid = outside.id();
+    let r = sh_in(&sandbox, &format!("kill -TERM {pid} && echo signalled; cat /proc/{pid}/environ; cat /proc/1/environ"));
+    let alive = outside.try_wait().unwrap().is_none();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    assert!(alive, "the command killed a process outside it: {r:?}");
+    assert!(!r.stdout.contains("signalled"), "{r:?}");
+    assert_no_secret(&r);
+}
+
+#[test]
+fn the_command_gets_a_temporary_folder_of_its_own_and_not_the_hosts_tmp() {
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let marker = format!("/tmp/warden-landlock-test-{}", std::process::id());
+    let r = sh_in(&sandbox, &format!("echo x > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\"; echo x > {marker}; echo \"$TMPDIR\""));
+    assert_eq!(r.stdout.lines().next(), Some("x"), "{r:?}");
+    assert!(!std::path::Path::new(&marker).exists());
+    let tmpdir = r.stdout.lines().nth(1).unwrap();
+    assert!(!std::path::Path::new(tmpdir).exists(), "the command's temporary folder outlived it");
+}
+
+#[test]
+fn a_command_past_its_time_limit_is_killed_with_its_children() {
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let r = sh_timeout(&sandbox, "sleep 30 & sleep 30", Duration::from_millis(500));
+    assert!(r.timed_out && r.exit_code == 124, "{r:?}");
+}
+
+#[test]
+fn a_network_allowlist_is_refused_under_landlock_not_run_without_it() {
+    let p = Project::new();
+    let sandbox = landlocked(&p, "  network: { allow: [\"example.com:443\"] }\n  shell: { backend: landlock }\n");
+    let argv: Vec<std::ffi::OsString> = ["/bin/true"].iter().map(Into::into).collect();
+    let error = sandbox.execute_argv(&argv, None, Duration::from_secs(5)).unwrap_err();
+    assert!(error.to_string().contains("a network allowlist is"), "{error}");
+}
