@@ -11,6 +11,7 @@ mod approvals;
 mod components;
 mod containers;
 mod exec;
+mod landlock_in_podman;
 mod mcp;
 mod network;
 mod oci;

@@ -30,7 +30,7 @@ pub use egress::{set_net_bridge, BRIDGE_IN_SANDBOX};
 pub use error::ShellError;
 pub use pids::{ProcessCap, MAX_PIDS};
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
-pub use probe::{bwrap_path, probe};
+pub use probe::{bwrap_path, explain as explain_os_backend, probe};
 pub use run::{Backend, ExecutionResult, TIMED_OUT};
 pub use sandbox::{ContainerName, ShellSandbox};
 pub use shield::Shield;

@@ -75,13 +75,47 @@ fn user_namespaces_allowed() -> bool {
 
 /// Whether the plainest bwrap sandbox starts here.
 pub(crate) fn bwrap_works(backend: &Backend) -> bool {
-    let Backend::Bwrap(bwrap) = backend else { return false };
-    Command::new(bwrap)
+    bwrap_refusal(backend).is_none()
+}
+
+/// Why the plainest bwrap sandbox does not start here (bwrap's own words), or `None` when it does.
+fn bwrap_refusal(backend: &Backend) -> Option<String> {
+    let Backend::Bwrap(bwrap) = backend else { return Some("no bubblewrap".into()) };
+    let output = Command::new(bwrap)
         .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"])
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .stderr(Stdio::piped())
+        .output();
+    match output {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("bwrap failed").trim().to_owned()),
+        Err(e) => Some(format!("cannot start {}: {e}", bwrap.display())),
+    }
+}
+
+/// Which OS sandbox `choice` gives on this host, why, and what it
+/// enforces, as `warden check` says it. Runs the plainest bwrap sandbox once.
+pub fn explain(choice: OsBackend) -> String {
+    let bwrap = match probe() {
+        backend @ Backend::Bwrap(_) => bwrap_refusal(&backend).map_or(Ok(()), Err),
+        Backend::Unsandboxed { reason } => Err(reason),
+        other => return format!("{other:?}"),
+    };
+    let landlock = |why: String| match landlock() {
+        Ok(Backend::Landlock { abi }) => format!(
+            "Landlock ABI {abi}{why}: writes only in the writable mounts; reads only of the system folders, /proc and the mounts; \
+             protected and denied paths kept by folder (nothing new can be made in a folder that holds one); \
+             TCP refused unless the network is on, other sockets by seccomp; other processes visible in /proc, but not signalled or traced; \
+             a temporary folder of its own as TMPDIR; no network allowlist"
+        ),
+        Ok(_) | Err(_) => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
+    };
+    match (choice, bwrap) {
+        (OsBackend::Bwrap | OsBackend::Auto, Ok(())) => format!("bubblewrap ({})", bwrap_path().display()),
+        (OsBackend::Bwrap, Err(why)) => format!("NONE (bubblewrap cannot start here: {why}): commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
+        (OsBackend::Landlock, _) => landlock(String::new()),
+        (OsBackend::Auto, Err(why)) => landlock(format!(" (bubblewrap cannot start here: {why})")),
+    }
 }

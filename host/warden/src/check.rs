@@ -166,7 +166,12 @@ fn rules(r: &Rules) -> String {
 }
 
 fn shell_backend(shell: &warden_policy::Shell) -> String {
-    let Some(c) = &shell.container else { return "the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)".into() };
+    let Some(c) = &shell.container else {
+        if cfg!(target_os = "macos") {
+            return "the OS sandbox (Seatbelt)".into();
+        }
+        return warden_shell::explain_os_backend(shell.os_backend);
+    };
     let mut text = format!("a container of {} on {}", c.image, c.engine.name());
     let defaulted = |set: bool| if set { "" } else { " (default)" };
     let memory = c.memory_bytes.unwrap_or(warden_shell::container::DEFAULT_MEMORY);
