@@ -143,7 +143,18 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     cmd.process_group(0);
     let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
     inherit.extend(egress.as_ref().map(|e| e.inherited()));
-    let child = job.cap.spawn(cmd, inherit)?;
+    let child = match job.cap.spawn(cmd, inherit) {
+        Ok(child) => child,
+        // No program to run: the command's failure, told as a shell tells it (bwrap reports it so too).
+        Err(e) if matches!(job.backend, Backend::Landlock { .. }) && matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
+            let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+            let stderr = format!("{}: {e}\n", job.command[0].to_string_lossy());
+            let ended = Ended { stdout: Captured::new(), stderr: Captured { bytes: stderr.into_bytes(), truncated: false }, exit_code: code, timed_out: false, cancelled: false };
+            let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused: Vec::new() };
+            return Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], true)));
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(e) = egress.as_mut() {
         e.spawned();
     }

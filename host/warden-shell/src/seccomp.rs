@@ -12,14 +12,17 @@ use seccompiler::{
 /// command compared on its low 32 bits, as the kernel reads it), unless
 /// allowed `socket(AF_UNIX, ..)`, and on x86-64 every call of the x32 ABI.
 pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error> {
-    filter_with(allow_unix_sockets, true)
+    filter_with(allow_unix_sockets, true, false)
 }
 
-/// Like [`filter`]; without `internet`, every `socket` but `AF_UNIX` is
-/// refused too. Landlock has no network namespace to take the network away:
-/// its TCP rules cover neither UDP, raw sockets nor the port a `listen` on
-/// an unbound socket picks, so without the network no such socket is made.
-pub fn filter_with(allow_unix_sockets: bool, internet: bool) -> Result<BpfProgram, seccompiler::Error> {
+/// Like [`filter`], for a command without namespaces (Landlock):
+/// - without `internet`, every `socket` but `AF_UNIX` is refused too:
+///   Landlock's TCP rules cover neither UDP, raw sockets nor the port a
+///   `listen` on an unbound socket picks;
+/// - with `keep_group`, `setsid` and `setpgid` are refused, so that nothing
+///   the command starts leaves its process group, which is killed when it
+///   ends (there is no PID namespace to end with it).
+pub fn filter_with(allow_unix_sockets: bool, internet: bool, keep_group: bool) -> Result<BpfProgram, seccompiler::Error> {
     let eq32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value);
     let ne32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, value);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -32,6 +35,10 @@ pub fn filter_with(allow_unix_sockets: bool, internet: bool) -> Result<BpfProgra
         libc::SYS_io_uring_register,
     ] {
         rules.insert(call, Vec::new());
+    }
+    if keep_group {
+        rules.insert(libc::SYS_setsid, Vec::new());
+        rules.insert(libc::SYS_setpgid, Vec::new());
     }
     rules.insert(
         libc::SYS_ioctl,
@@ -171,12 +178,14 @@ mod tests {
     fn without_internet_only_unix_sockets_are_made_and_only_if_allowed() {
         let socket = |family: i32| [family as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0];
         let nr = libc::SYS_socket as u32;
-        let unix_only = super::filter_with(true, false).unwrap();
+        let unix_only = super::filter_with(true, false, false).unwrap();
         assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(libc::AF_UNIX)), libc::SECCOMP_RET_ALLOW);
         for family in [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET, libc::AF_NETLINK] {
             assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
         }
-        let none = super::filter_with(false, false).unwrap();
+        let none = super::filter_with(false, false, true).unwrap();
+        assert_eq!(judge(&none, AUDIT_ARCH_X86_64, libc::SYS_setsid as u32, [0; 6]), ERRNO_EPERM);
+        assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, libc::SYS_setsid as u32, [0; 6]), libc::SECCOMP_RET_ALLOW);
         for family in [libc::AF_UNIX, libc::AF_INET] {
             assert_eq!(judge(&none, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
         }

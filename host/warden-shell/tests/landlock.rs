@@ -140,3 +140,29 @@ fn a_network_allowlist_is_refused_under_landlock_not_run_without_it() {
     let error = sandbox.execute_argv(&argv, None, Duration::from_secs(5)).unwrap_err();
     assert!(error.to_string().contains("a network allowlist is"), "{error}");
 }
+
+#[test]
+fn nothing_the_command_starts_outlives_it_not_even_in_a_new_session() {
+    let p = Project::new();
+    p.file("proj/build/.keep", "");
+    let sandbox = landlocked(&p, LANDLOCK);
+    let script = "setsid -f sh -c 'sleep 1; echo late > build/setsid.txt'; \
+                  python3 -c 'import os, time\nif os.fork() == 0:\n    try:\n        os.setsid()\n    except OSError as e:\n        print(\"setsid\", e.errno, flush=True)\n    time.sleep(1)\n    open(\"build/forked.txt\", \"w\").write(\"late\")\nelse:\n    time.sleep(0.3)'; \
+                  (sleep 1; echo late > build/background.txt) & echo started";
+    let r = sh_in(&sandbox, script);
+    assert!(r.ok() && r.stdout.contains("started") && r.stdout.contains("setsid 1"), "{r:?}");
+    std::thread::sleep(Duration::from_millis(1800));
+    for late in ["setsid.txt", "forked.txt", "background.txt"] {
+        assert!(!p.exists(&format!("proj/build/{late}")), "{late} was written after the command ended: {r:?}");
+    }
+}
+
+#[test]
+fn a_program_that_does_not_exist_is_the_commands_failure() {
+    let p = Project::new();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let argv: Vec<std::ffi::OsString> = ["--bind", "/", "/tmp/x"].iter().map(Into::into).collect();
+    let r = sandbox.execute_argv(&argv, None, Duration::from_secs(10)).unwrap();
+    assert_eq!(r.exit_code, 127, "{r:?}");
+    assert!(r.stderr.starts_with("--bind: No such file or directory"), "{r:?}");
+}

@@ -68,7 +68,7 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
         .map_err(ShellError::Spawn)?;
     let layout = layout(plan, shield, tmp.path()).map_err(ShellError::Spawn)?;
     let ruleset = prepare(&layout, abi, tcp).map_err(refuse)?;
-    let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
+    let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet, true).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
     let (fd, program, len) = (ruleset.raw_fd(), filter.as_ptr() as usize, filter.len() as u16);

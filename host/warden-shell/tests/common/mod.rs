@@ -42,6 +42,7 @@ impl Project {
 
     /// A sandbox from the default policy plus `shell_extra` lines under `sandbox:`.
     pub fn sandbox(&self, sandbox_extra: &str) -> ShellSandbox {
+        let sandbox_extra = with_test_backend(sandbox_extra);
         let policy = format!(
             "version: 1\nsandbox:\n  paths:\n    proj: {{ root: ./proj, mode: rw }}\n    docs: {{ root: ./docs, mode: ro }}\n{sandbox_extra}"
         );
@@ -53,6 +54,16 @@ impl Project {
     /// Runs `script` with `/bin/sh -c` under the default policy.
     pub fn sh(&self, script: &str) -> ExecutionResult {
         sh_in(&self.sandbox(""), script)
+    }
+}
+
+/// `WARDEN_TEST_BACKEND=landlock` runs a suite under that backend: the
+/// escape suite runs itself so (see `escapes.rs`).
+fn with_test_backend(extra: &str) -> String {
+    match std::env::var("WARDEN_TEST_BACKEND").ok().as_deref() {
+        Some("landlock") if extra.contains("  shell: {") => extra.replacen("  shell: {", "  shell: { backend: landlock,", 1),
+        Some("landlock") => format!("{extra}  shell: {{ backend: landlock }}\n"),
+        _ => extra.to_owned(),
     }
 }
 
