@@ -601,6 +601,7 @@ fn run_command_runs_in_the_os_sandbox_under_the_policys_time_limit() {
     let done = c.call("run_command", json!({ "command": "echo hi > made.md; cat made.md; ls /root; exit 3" }));
     let result = ok(&done);
     assert_eq!((result["stdout"].clone(), result["exit_code"].clone(), result["sandboxed"].clone()), (json!("hi\n"), json!(3), json!(true)));
+    assert_eq!(result["sandbox"], "bwrap", "{result}");
     assert!(result["stderr"].as_str().unwrap().starts_with("ls: cannot access '/root': No such file or directory"), "{result}");
     assert_eq!(std::fs::read_to_string(f.path("portfolio/made.md")).unwrap(), "hi\n");
     let slow = c.call("run_command", json!({ "command": "sleep 30", "timeout_s": 0.3 }));
@@ -629,6 +630,7 @@ fn run_command_uses_one_container_for_the_clients_life() {
     let first = c.call("run_command", json!({ "command": "echo kept > /tmp/state; pwd; echo x > /pipeline/x.md" }));
     let result = ok(&first);
     assert_eq!((result["stdout"].clone(), result["exit_code"].clone(), result["sandboxed"].clone()), (json!("/portfolio\n"), json!(1), json!(true)));
+    assert_eq!(result["sandbox"], "container", "{result}");
     assert_eq!(result["stderr"], "/bin/sh: can't create /pipeline/x.md: Read-only file system\n\nNote: writable paths in this sandbox are /portfolio\n");
     assert_eq!(ok(&c.call("run_command", json!({ "command": "cat /tmp/state" })))["stdout"], "kept\n");
     assert_eq!(ok(&c.call("run_command", json!({ "command": "pwd", "cwd": "/pipeline" })))["stdout"], "/pipeline\n");

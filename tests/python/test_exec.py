@@ -20,6 +20,7 @@ def test_a_command_runs_under_bubblewrap(sandbox: warden.Sandbox) -> None:
     # Under bubblewrap the mounts keep their host paths; a command starts in the first.
     result = sandbox.exec(["cat", "notes.md"])
     assert (result.exit_code, result.timed_out, result.truncated, result.sandboxed) == (0, False, False, True), result.stderr
+    assert result.sandbox == "bwrap"
     assert result.stdout == sandbox.read("/portfolio/notes.md")
 
 

@@ -79,6 +79,8 @@ pub struct CommandResult {
     truncated: bool,
     /// Whether an OS sandbox confined the command.
     sandboxed: bool,
+    /// Which: `bwrap`, `landlock`, `seatbelt`, `container`, or `none`.
+    sandbox: &'static str,
 }
 
 impl ShellTool {
@@ -183,6 +185,6 @@ impl ShellTool {
 
 impl From<ExecutionResult> for CommandResult {
     fn from(r: ExecutionResult) -> CommandResult {
-        CommandResult { stdout: r.stdout, stderr: r.stderr, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, sandboxed: r.sandboxed }
+        CommandResult { stdout: r.stdout, stderr: r.stderr, exit_code: r.exit_code, timed_out: r.timed_out, truncated: r.truncated, sandboxed: r.sandboxed, sandbox: r.sandbox }
     }
 }

@@ -162,6 +162,7 @@ pub fn exec(sandbox: &Sandbox, py: Python<'_>, argv: Vec<OsString>, timeout: Opt
             timed_out: ran.timed_out,
             truncated: ran.truncated,
             sandboxed: ran.sandboxed,
+            sandbox: ran.sandbox,
         })
     })
 }

@@ -37,8 +37,10 @@ pub struct ExecResult {
     pub timed_out: bool,
     /// Some output was cut at the policy's output cap.
     pub truncated: bool,
-    /// Whether an OS sandbox (bubblewrap, a container) confined it.
+    /// Whether an OS sandbox (bubblewrap, Landlock, a container) confined it.
     pub sandboxed: bool,
+    /// Which: `bwrap`, `landlock`, `seatbelt`, `container`, or `none`.
+    pub sandbox: &'static str,
 }
 
 /// A component tool's answer, with what it printed and logged.
@@ -103,6 +105,6 @@ repr! {
     Written: path, bytes, created;
     Entry: path, kind;
     Stat: path, kind, size, writable;
-    ExecResult: exit_code, timed_out, truncated, sandboxed;
+    ExecResult: exit_code, timed_out, truncated, sandboxed, sandbox;
     ToolResult: output, fuel_consumed;
 }

@@ -36,6 +36,21 @@ pub struct ExecutionResult {
     pub truncated: bool,
     /// Whether an OS sandbox confined the command.
     pub sandboxed: bool,
+    /// Which: `bwrap`, `landlock`, `seatbelt`, `container`, or `none`.
+    pub sandbox: &'static str,
+}
+
+impl Backend {
+    /// The name a result gives the backend that confined a command.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Bwrap(_) => "bwrap",
+            Backend::Seatbelt(_) => "seatbelt",
+            Backend::Landlock { .. } => "landlock",
+            Backend::Unsandboxed { .. } => "none",
+            Backend::Container { .. } => "container",
+        }
+    }
 }
 
 impl ExecutionResult {
@@ -151,7 +166,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             let stderr = format!("{}: {e}\n", job.command[0].to_string_lossy());
             let ended = Ended { stdout: Captured::new(), stderr: Captured { bytes: stderr.into_bytes(), truncated: false }, exit_code: code, timed_out: false, cancelled: false };
             let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused: Vec::new() };
-            return Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], true)));
+            return Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], job.backend.name())));
         }
         Err(e) => return Err(e.into()),
     };
@@ -209,7 +224,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     }
     let ended = Ended { stdout: out, stderr: err, exit_code, timed_out, cancelled };
     let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused };
-    Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, !matches!(job.backend, Backend::Unsandboxed { .. }))))
+    Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, job.backend.name())))
 }
 
 /// How a command ended, before Warden's notes are added.
@@ -233,7 +248,8 @@ pub struct Walls {
 impl Ended {
     /// The result a caller reads: the output, then what Warden has to say about
     /// a timeout, a cancel, the walls the command ran into, and `warnings`.
-    pub fn into_result(self, timeout: Duration, walls: &Walls, warnings: &[String], sandboxed: bool) -> ExecutionResult {
+    /// `sandbox`: the backend's name ([`Backend::name`]); `none` is no sandbox.
+    pub fn into_result(self, timeout: Duration, walls: &Walls, warnings: &[String], sandbox: &'static str) -> ExecutionResult {
         let mut stderr = String::from_utf8_lossy(&self.stderr.bytes).into_owned();
         if self.timed_out {
             stderr.push_str(&format!("\n[warden: timed out after {} ms; the command and its children were killed]\n", timeout.as_millis()));
@@ -254,7 +270,8 @@ impl Ended {
             exit_code: self.exit_code,
             timed_out: self.timed_out,
             truncated: self.stdout.truncated || self.stderr.truncated,
-            sandboxed,
+            sandboxed: sandbox != "none",
+            sandbox,
         }
     }
 }

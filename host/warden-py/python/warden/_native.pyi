@@ -60,6 +60,7 @@ class ExecResult:
     timed_out: bool
     truncated: bool
     sandboxed: bool
+    sandbox: str
 
 @final
 class ToolResult:

@@ -283,7 +283,7 @@ impl ContainerSandbox {
             Ok::<_, ShellError>((ended, refused))
         })?;
         let walls = Walls { writable: r.settings.writable.clone(), network: r.settings.plan.network.clone(), refused };
-        Ok(ended.into_result(timeout, &walls, &[], true))
+        Ok(ended.into_result(timeout, &walls, &[], "container"))
     }
 
     /// A connection to the runner of the running container, whose network
