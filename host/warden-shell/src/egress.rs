@@ -31,6 +31,28 @@ pub fn set_net_bridge(program: PathBuf, args: Vec<OsString>) {
     let _ = BRIDGE.set(NetBridge { program, args });
 }
 
+/// The proxy of one command under Landlock, which has no network namespace
+/// to bridge into: it listens on the host's loopback, on a port of its own,
+/// and that port is the only one the command's Landlock domain may connect
+/// to (at any address: Landlock rules name ports, not hosts).
+pub(crate) struct LoopbackProxy {
+    proxy: Proxy,
+    pub port: u16,
+}
+
+impl LoopbackProxy {
+    pub fn start(network: &Network) -> Result<LoopbackProxy, ShellError> {
+        let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+        let port = listener.local_addr()?.port();
+        let proxy = Proxy::start(network.clone(), move || Ok(Some(listener)));
+        Ok(LoopbackProxy { proxy, port })
+    }
+
+    pub fn finish(self) -> Vec<NetRefusal> {
+        self.proxy.finish()
+    }
+}
+
 /// The bridge and proxy of one command.
 pub(crate) struct Egress {
     /// The sandbox's end, inherited by bwrap; ours is closed after the spawn.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use warden_policy::{NetRefusal, Network};
 
 use crate::bwrap;
-use crate::egress::Egress;
+use crate::egress::{Egress, LoopbackProxy};
 use crate::output::Captured;
 use crate::error::ShellError;
 use crate::watch::{watch, Watched};
@@ -98,13 +98,17 @@ pub enum Outcome {
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let mut egress = match (job.backend, &job.plan.network) {
         (Backend::Bwrap(_), Network::Allow(_)) => Some(Egress::start(&job.plan.network, job.command)?),
-        (Backend::Seatbelt(_) | Backend::Landlock { .. } | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
+        (Backend::Seatbelt(_) | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
             return Err(ShellError::Policy(
                 "a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; \
                  the command was not run"
                     .into(),
             ));
         }
+        _ => None,
+    };
+    let loopback = match (job.backend, &job.plan.network) {
+        (Backend::Landlock { .. }, Network::Allow(_)) => Some(LoopbackProxy::start(&job.plan.network)?),
         _ => None,
     };
     let command = egress.as_ref().map_or(job.command, |e| e.command.as_slice());
@@ -138,7 +142,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd
         }
         Backend::Landlock { abi } => {
-            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd)?;
+            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, loopback.as_ref().map(|l| l.port))?;
             confinement = Some(confined);
             cmd
         }
@@ -153,6 +157,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     if let Some(confined) = &confinement {
         // No private /tmp without a mount namespace: a folder of its own instead.
         cmd.env("TMPDIR", confined.tmp.path());
+    }
+    if let Some(proxy) = &loopback {
+        cmd.envs(warden_net::bridge::proxy_env_at(proxy.port));
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
@@ -183,7 +190,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     drop(held);
     let confinement_note = confinement.as_ref().and_then(|c| c.note());
     drop(confinement);
-    let refused = egress.map(Egress::finish).unwrap_or_default();
+    let mut refused = egress.map(Egress::finish).unwrap_or_default();
+    refused.extend(loopback.map(LoopbackProxy::finish).unwrap_or_default());
     // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
         && !timed_out

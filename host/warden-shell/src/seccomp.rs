@@ -12,7 +12,16 @@ use seccompiler::{
 /// command compared on its low 32 bits, as the kernel reads it), unless
 /// allowed `socket(AF_UNIX, ..)`, and on x86-64 every call of the x32 ABI.
 pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error> {
-    filter_with(allow_unix_sockets, true, false)
+    filter_with(allow_unix_sockets, Internet::Any, false)
+}
+
+/// Which internet sockets a command may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Internet {
+    Any,
+    /// TCP only (Landlock then decides which ports), and no `listen`.
+    StreamOnly,
+    None,
 }
 
 /// Like [`filter`], for a command without namespaces (Landlock):
@@ -22,7 +31,7 @@ pub fn filter(allow_unix_sockets: bool) -> Result<BpfProgram, seccompiler::Error
 /// - with `keep_group`, `setsid` and `setpgid` are refused, so that nothing
 ///   the command starts leaves its process group, which is killed when it
 ///   ends (there is no PID namespace to end with it).
-pub fn filter_with(allow_unix_sockets: bool, internet: bool, keep_group: bool) -> Result<BpfProgram, seccompiler::Error> {
+pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: bool) -> Result<BpfProgram, seccompiler::Error> {
     let eq32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value);
     let ne32 = |arg, value| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, value);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -45,16 +54,38 @@ pub fn filter_with(allow_unix_sockets: bool, internet: bool, keep_group: bool) -
         vec![SeccompRule::new(vec![eq32(1, libc::TIOCSTI)?])?, SeccompRule::new(vec![eq32(1, libc::TIOCLINUX)?])?],
     );
     match (allow_unix_sockets, internet) {
-        (true, true) => {}
-        (false, true) => {
+        (true, Internet::Any) => {}
+        (false, Internet::Any) => {
             rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?]);
         }
-        (true, false) => {
+        (true, Internet::None) => {
             rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![ne32(0, libc::AF_UNIX as u64)?])?]);
         }
         // Every `socket`: an empty rule list matches every call.
-        (false, false) => {
+        (false, Internet::None) => {
             rules.insert(libc::SYS_socket, Vec::new());
+        }
+        (_, Internet::StreamOnly) => {
+            // Refused: a family other than Unix and the internet's, a Unix one unless
+            // allowed, and an internet socket of any type but a stream (the low four
+            // bits of the type; the rest are flags).
+            let family = |op, value: i32| SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, value as u64);
+            let mut refused = vec![SeccompRule::new(vec![
+                family(SeccompCmpOp::Ne, libc::AF_UNIX)?,
+                family(SeccompCmpOp::Ne, libc::AF_INET)?,
+                family(SeccompCmpOp::Ne, libc::AF_INET6)?,
+            ])?];
+            if !allow_unix_sockets {
+                refused.push(SeccompRule::new(vec![eq32(0, libc::AF_UNIX as u64)?])?);
+            }
+            for inet in [libc::AF_INET, libc::AF_INET6] {
+                for kind in (0..16).filter(|k| *k != libc::SOCK_STREAM as u64) {
+                    let type_is = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(0xf), kind)?;
+                    refused.push(SeccompRule::new(vec![eq32(0, inet as u64)?, type_is])?);
+                }
+            }
+            rules.insert(libc::SYS_socket, refused);
+            rules.insert(libc::SYS_listen, Vec::new());
         }
     }
     let arch = std::env::consts::ARCH.try_into()?;
@@ -178,18 +209,32 @@ mod tests {
     fn without_internet_only_unix_sockets_are_made_and_only_if_allowed() {
         let socket = |family: i32| [family as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0];
         let nr = libc::SYS_socket as u32;
-        let unix_only = super::filter_with(true, false, false).unwrap();
+        let unix_only = super::filter_with(true, super::Internet::None, false).unwrap();
         assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(libc::AF_UNIX)), libc::SECCOMP_RET_ALLOW);
         for family in [libc::AF_INET, libc::AF_INET6, libc::AF_PACKET, libc::AF_NETLINK] {
             assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
         }
-        let none = super::filter_with(false, false, true).unwrap();
+        let none = super::filter_with(false, super::Internet::None, true).unwrap();
         assert_eq!(judge(&none, AUDIT_ARCH_X86_64, libc::SYS_setsid as u32, [0; 6]), ERRNO_EPERM);
         assert_eq!(judge(&unix_only, AUDIT_ARCH_X86_64, libc::SYS_setsid as u32, [0; 6]), libc::SECCOMP_RET_ALLOW);
         for family in [libc::AF_UNIX, libc::AF_INET] {
             assert_eq!(judge(&none, AUDIT_ARCH_X86_64, nr, socket(family)), ERRNO_EPERM, "family {family}");
         }
         assert_eq!(judge(&none, AUDIT_ARCH_X86_64, libc::SYS_socketpair as u32, socket(libc::AF_UNIX)), libc::SECCOMP_RET_ALLOW);
+    }
+
+    #[test]
+    fn with_the_proxy_only_tcp_sockets_are_made_and_none_listens() {
+        let program = super::filter_with(false, super::Internet::StreamOnly, true).unwrap();
+        let nr = libc::SYS_socket as u32;
+        let socket = |family: i32, kind: i32| [family as u64, kind as u64, 0, 0, 0, 0];
+        let stream_cloexec = libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, socket(libc::AF_INET, stream_cloexec)), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, socket(libc::AF_INET6, libc::SOCK_STREAM)), libc::SECCOMP_RET_ALLOW);
+        for (family, kind) in [(libc::AF_INET, libc::SOCK_DGRAM), (libc::AF_INET6, libc::SOCK_RAW | libc::SOCK_CLOEXEC), (libc::AF_PACKET, libc::SOCK_STREAM), (libc::AF_UNIX, libc::SOCK_STREAM), (libc::AF_NETLINK, libc::SOCK_DGRAM)] {
+            assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, socket(family, kind)), ERRNO_EPERM, "{family} {kind}");
+        }
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_listen as u32, [3, 1, 0, 0, 0, 0]), ERRNO_EPERM);
     }
 
     #[test]

@@ -132,13 +132,41 @@ fn a_command_past_its_time_limit_is_killed_with_its_children() {
     assert!(r.timed_out && r.exit_code == 124, "{r:?}");
 }
 
+/// A server on loopback that answers every request with `body`, for `n` requests.
+fn http_server(body: &'static str, n: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(n) {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let answer = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            let _ = std::io::Write::write_all(&mut stream, answer.as_bytes());
+        }
+    });
+    port
+}
+
 #[test]
-fn a_network_allowlist_is_refused_under_landlock_not_run_without_it() {
+fn under_an_allowlist_only_the_proxy_is_reached_and_only_listed_hosts_through_it() {
+    let listed = http_server("listed", 4);
+    let other = http_server("other", 4);
     let p = Project::new();
-    let sandbox = landlocked(&p, "  network: { allow: [\"example.com:443\"] }\n  shell: { backend: landlock }\n");
-    let argv: Vec<std::ffi::OsString> = ["/bin/true"].iter().map(Into::into).collect();
-    let error = sandbox.execute_argv(&argv, None, Duration::from_secs(5)).unwrap_err();
-    assert!(error.to_string().contains("a network allowlist is"), "{error}");
+    let sandbox = landlocked(&p, &format!("  network: {{ allow: [\"localhost:{listed}\"] }}\n  shell: {{ backend: landlock }}\n"));
+    let script = format!(
+        "curl -sS --max-time 5 http://localhost:{listed}/; echo; \
+         curl -fsS --max-time 5 http://localhost:{other}/ && echo other-reached; \
+         curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:{listed}/ && echo direct-reached; \
+         python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' && echo udp-made; \
+         python3 -c 'import socket; s = socket.socket(); s.listen()' && echo listening"
+    );
+    let r = sh_in(&sandbox, &script);
+    assert!(r.stdout.starts_with("listed"), "{r:?}");
+    for reached in ["other-reached", "direct-reached", "udp-made", "listening"] {
+        assert!(!r.stdout.contains(reached), "{reached}: {r:?}");
+    }
+    assert!(r.stderr.contains(&format!("localhost:{other}")), "the refusal is noted: {}", r.stderr);
 }
 
 #[test]

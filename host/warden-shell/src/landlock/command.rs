@@ -14,6 +14,7 @@ use super::ruleset::{confine, prepare, Prepared, Tcp};
 use super::Abi;
 use crate::error::ShellError;
 use crate::plan::{ExecPlan, SYSTEM_READ};
+use crate::seccomp::Internet;
 use crate::shield::Shield;
 
 /// Devices a command may write (and read), and those it may read.
@@ -47,14 +48,16 @@ impl Confinement {
 
 /// The command `argv` in `cwd`, confined as `plan` and `shield` say; its
 /// environment is the caller's to set, `TMPDIR` aside.
-pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cwd: &Path) -> Result<(Command, Confinement), ShellError> {
+/// `proxy`: under a network allowlist, the loopback port Warden's proxy
+/// listens on, the only TCP port a command may connect to.
+pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cwd: &Path, proxy: Option<u16>) -> Result<(Command, Confinement), ShellError> {
     let refuse = |why: String| ShellError::Policy(format!("{why}; the command was not run"));
-    let (tcp, internet) = match &plan.network {
-        Network::Off => (Some(Tcp { connect_ports: &[] }), false),
-        Network::Full => (None, true),
-        Network::Allow(_) => {
-            return Err(refuse("a network allowlist is not enforced under Landlock yet (only under bubblewrap)".into()));
-        }
+    let proxy_ports = proxy.map(|p| vec![p]).unwrap_or_default();
+    let (tcp, internet) = match (&plan.network, proxy) {
+        (Network::Off, _) => (Some(Tcp { connect_ports: &[] }), Internet::None),
+        (Network::Full, _) => (None, Internet::Any),
+        (Network::Allow(_), Some(_)) => (Some(Tcp { connect_ports: &proxy_ports }), Internet::StreamOnly),
+        (Network::Allow(_), None) => return Err(refuse("a network allowlist needs Warden's proxy, which did not start".into())),
     };
     // Below ABI 9 Landlock does not cover connecting to a Unix socket by its path: any socket of the host would do.
     if plan.allow_unix_sockets && abi < 9 {
