@@ -262,7 +262,7 @@ fn check_says_where_shell_commands_run() {
     );
     f.file("plain.yaml", "version: 1\nsandbox:\n  paths:\n    portfolio: { root: ./portfolio, mode: rw }\n  shell: {}\n");
     let (_, stdout, _) = warden(&f, &["check", "plain.yaml"], &[]);
-    assert!(stdout.contains("\nshell commands: the OS sandbox (bubblewrap on Linux, Seatbelt on macOS)\n"), "{stdout}");
+    assert!(stdout.contains("\nshell commands: bubblewrap (/usr/bin/bwrap)\n"), "{stdout}");
 }
 
 #[test]

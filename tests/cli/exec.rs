@@ -56,12 +56,12 @@ fn without_an_os_sandbox_a_policy_that_requires_one_refuses() {
     let f = Fixture::new();
     let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  require_os_sandbox: true\n");
     f.file("policy.yaml", &policy);
-    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap"), ("WARDEN_LANDLOCK_ABI", "0")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
     assert_eq!(r.status, 2);
     assert_eq!(
         r.stderr,
-        "warden: no OS sandbox is available (cannot start /nonexistent/bwrap: No such file or directory (os error 2)), \
-         and the policy sets require_os_sandbox: true; the command was not run\n"
+        "warden: no OS sandbox is available (cannot start /nonexistent/bwrap: No such file or directory (os error 2); \
+         this kernel has no Landlock), and the policy sets require_os_sandbox: true; the command was not run\n"
     );
     assert!(!f.path("portfolio/ran.md").exists());
 }
@@ -69,14 +69,36 @@ fn without_an_os_sandbox_a_policy_that_requires_one_refuses() {
 #[test]
 fn without_an_os_sandbox_the_command_runs_with_a_warning_that_says_so() {
     let f = Fixture::new();
-    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap"), ("WARDEN_LANDLOCK_ABI", "0")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(f.path("portfolio/ran.md").exists());
     assert!(
-        r.stderr.ends_with("[warden: warning: this command ran WITHOUT an OS sandbox: cannot start /nonexistent/bwrap: No such file or directory (os error 2)]\n"),
+        r.stderr.ends_with(
+            "[warden: warning: this command ran WITHOUT an OS sandbox: cannot start /nonexistent/bwrap: No such file or directory (os error 2); \
+             this kernel has no Landlock]\n"
+        ),
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn without_bubblewrap_auto_takes_landlock_and_says_so() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.path("portfolio/drafts")).unwrap();
+    let script = "echo ran > drafts/ran.md; echo x > ../pipeline/x.md";
+    let r = exec(&f, &[("WARDEN_BWRAP", "/nonexistent/bwrap")], &["--", "/bin/sh", "-c", script]);
+    assert!(f.path("portfolio/drafts/ran.md").exists(), "{}", r.stderr);
+    assert!(!f.path("pipeline/x.md").exists());
+    assert!(!r.stderr.contains("WITHOUT an OS sandbox") && r.stderr.contains("Permission denied"), "{}", r.stderr);
+    // `warden check` speaks of shell commands for a policy with a `shell:` section.
+    let with_shell = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: {}\n");
+    f.file("shell.yaml", &with_shell);
+    let policy = f.path("shell.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_warden")).args(["check", policy.to_str().unwrap()]).env("WARDEN_BWRAP", "/nonexistent/bwrap").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("shell commands: Landlock ABI 7 (bubblewrap cannot start here: cannot start /nonexistent/bwrap"), "{stdout}");
 }
 
 /// A bwrap that exists but cannot set up a sandbox, as on a system without user namespaces.
@@ -91,22 +113,22 @@ fn broken_bwrap(f: &Fixture) -> String {
 fn a_bwrap_that_fails_at_setup_is_found_out_by_the_first_command() {
     let f = Fixture::new();
     let bwrap = broken_bwrap(&f);
-    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap)], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap), ("WARDEN_LANDLOCK_ABI", "0")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert!(f.path("portfolio/ran.md").exists());
     assert!(
-        r.stderr.ends_with("[warden: warning: this command ran WITHOUT an OS sandbox: bwrap: No permissions to create new namespace]\n"),
+        r.stderr.ends_with("[warden: warning: this command ran WITHOUT an OS sandbox: bwrap: No permissions to create new namespace; this kernel has no Landlock]\n"),
         "{}",
         r.stderr
     );
     std::fs::remove_file(f.path("portfolio/ran.md")).unwrap();
     let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  require_os_sandbox: true\n");
     f.file("policy.yaml", &policy);
-    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap)], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    let r = exec(&f, &[("WARDEN_BWRAP", &bwrap), ("WARDEN_LANDLOCK_ABI", "0")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
     assert_eq!(r.status, 2);
     assert_eq!(
         r.stderr,
-        "warden: no OS sandbox is available (bwrap: No permissions to create new namespace), and the policy sets \
+        "warden: no OS sandbox is available (bwrap: No permissions to create new namespace; this kernel has no Landlock), and the policy sets \
          require_os_sandbox: true; the command was not run\n"
     );
     assert!(!f.path("portfolio/ran.md").exists());

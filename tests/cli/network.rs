@@ -339,12 +339,13 @@ fn without_bubblewrap_a_command_under_an_allowlist_is_refused_not_run_with_more_
     let out = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "echo ran > ran.md"])
         .env("WARDEN_BWRAP", "/nonexistent/bwrap")
+        .env("WARDEN_LANDLOCK_ABI", "0")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "warden: a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; the command was not run\n"
+        "warden: a network allowlist is enforced for shell commands only under bubblewrap or Landlock, neither of which is in use here; the command was not run\n"
     );
     assert!(!f.path("portfolio/ran.md").exists());
 }

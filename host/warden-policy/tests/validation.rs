@@ -417,7 +417,7 @@ fn container_settings_that_cannot_work_are_refused_naming_the_field() {
         assert!(err.contains(field) && err.contains(message), "{spec}: {err}");
     }
     let err = d.check(&container("    backend: vm\n")).unwrap_err();
-    assert_eq!(err, ":6:14: unknown variant `vm`, expected one of os, container");
+    assert_eq!(err, ":6:14: unknown variant `vm`, expected one of auto, os, bwrap, landlock, container");
     let err = d.check(&container("    backend: container\n    container: { image: x, engine: lxc }\n")).unwrap_err();
     assert!(err.starts_with(":7:") && err.contains("unknown variant `lxc`, expected one of auto, podman, docker"), "{err}");
 }

@@ -100,7 +100,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         (Backend::Bwrap(_), Network::Allow(_)) => Some(Egress::start(&job.plan.network, job.command)?),
         (Backend::Seatbelt(_) | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
             return Err(ShellError::Policy(
-                "a network allowlist is enforced for shell commands only under bubblewrap, which is not in use here; \
+                "a network allowlist is enforced for shell commands only under bubblewrap or Landlock, neither of which is in use here; \
                  the command was not run"
                     .into(),
             ));
