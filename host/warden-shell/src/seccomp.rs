@@ -46,8 +46,48 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
         rules.insert(call, Vec::new());
     }
     if keep_group {
-        rules.insert(libc::SYS_setsid, Vec::new());
-        rules.insert(libc::SYS_setpgid, Vec::new());
+        // Without namespaces (Landlock) nothing else keeps a command to
+        // itself: it may not leave its process group, make namespaces of its
+        // own, share SysV memory or keys with the host's other processes, or
+        // change another process's limits or scheduling (none of which
+        // Landlock covers).
+        for call in [
+            libc::SYS_setsid,
+            libc::SYS_setpgid,
+            libc::SYS_unshare,
+            libc::SYS_setns,
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+            libc::SYS_keyctl,
+            libc::SYS_add_key,
+            libc::SYS_request_key,
+            libc::SYS_ioprio_set,
+        ] {
+            rules.insert(call, Vec::new());
+        }
+        let namespaces = (libc::CLONE_NEWNS | libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNET | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS | libc::CLONE_NEWCGROUP | libc::CLONE_PARENT) as u64;
+        for flag in (0..64).map(|bit| 1u64 << bit).filter(|f| namespaces & f != 0) {
+            let has = SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)?;
+            rules.entry(libc::SYS_clone).or_default().push(SeccompRule::new(vec![has])?);
+        }
+        // Another process's limits (pid not 0) and scheduling (pid not 0).
+        rules.insert(libc::SYS_prlimit64, vec![SeccompRule::new(vec![ne32(0, 0)?])?]);
+        for call in [libc::SYS_setpriority] {
+            rules.insert(call, vec![SeccompRule::new(vec![ne32(1, 0)?])?]);
+        }
+        for call in [libc::SYS_sched_setaffinity, libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr] {
+            rules.insert(call, vec![SeccompRule::new(vec![ne32(0, 0)?])?]);
+        }
     }
     rules.insert(
         libc::SYS_ioctl,
@@ -83,14 +123,23 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
                     let type_is = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(0xf), kind)?;
                     refused.push(SeccompRule::new(vec![eq32(0, inet as u64)?, type_is])?);
                 }
+                // Landlock's TCP rules see plain TCP only: MPTCP (262), SCTP and SMC
+                // streams would connect anywhere. Protocol 0 or 6 (TCP) alone.
+                refused.push(SeccompRule::new(vec![eq32(0, inet as u64)?, ne32(2, 0)?, ne32(2, libc::IPPROTO_TCP as u64)?])?);
             }
             rules.insert(libc::SYS_socket, refused);
             rules.insert(libc::SYS_listen, Vec::new());
+            // TCP Fast Open connects from sendto/sendmsg, where Landlock does not look.
+            let fast_open = |arg| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(libc::MSG_FASTOPEN as u64), libc::MSG_FASTOPEN as u64);
+            rules.insert(libc::SYS_sendto, vec![SeccompRule::new(vec![fast_open(3)?])?]);
+            rules.insert(libc::SYS_sendmsg, vec![SeccompRule::new(vec![fast_open(2)?])?]);
+            rules.insert(libc::SYS_sendmmsg, vec![SeccompRule::new(vec![fast_open(3)?])?]);
         }
     }
     let arch = std::env::consts::ARCH.try_into()?;
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(1), arch)?;
-    Ok(refusing_x32(filter.try_into()?))
+    let program = refusing_x32(filter.try_into()?);
+    Ok(if keep_group { without_clone3(program) } else { program })
 }
 
 /// `program` behind a check that refuses (`EPERM`) every x32-ABI call: on
@@ -117,6 +166,29 @@ fn refusing_x32(program: BpfProgram) -> BpfProgram {
         ins(LOAD_WORD, 0, 0, 0),
         ins(JUMP_IF_SET, 0, 1, X32_SYSCALL_BIT),
         ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | 1),
+    ];
+    guarded.extend(program);
+    guarded
+}
+
+/// `program` behind a check that answers `clone3` ENOSYS: it passes its
+/// flags (new namespaces among them) in memory seccomp cannot read, and
+/// libc falls back to `clone`, whose flags the rules see, on ENOSYS alone.
+fn without_clone3(program: BpfProgram) -> BpfProgram {
+    if !cfg!(target_arch = "x86_64") {
+        return program;
+    }
+    const LOAD_WORD: u16 = 0x20;
+    const JUMP_IF_EQUAL: u16 = 0x15;
+    const RETURN: u16 = 0x06;
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
+    let mut guarded = vec![
+        ins(LOAD_WORD, 0, 0, 4),
+        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH_X86_64),
+        ins(LOAD_WORD, 0, 0, 0),
+        ins(JUMP_IF_EQUAL, 0, 1, libc::SYS_clone3 as u32),
+        ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
     guarded.extend(program);
     guarded
@@ -235,6 +307,32 @@ mod tests {
             assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, socket(family, kind)), ERRNO_EPERM, "{family} {kind}");
         }
         assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_listen as u32, [3, 1, 0, 0, 0, 0]), ERRNO_EPERM);
+        // Streams Landlock's TCP rules do not see: MPTCP, SCTP.
+        for protocol in [262u64, libc::IPPROTO_SCTP as u64] {
+            assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, [libc::AF_INET as u64, libc::SOCK_STREAM as u64, protocol, 0, 0, 0]), ERRNO_EPERM);
+        }
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, nr, [libc::AF_INET6 as u64, libc::SOCK_STREAM as u64, libc::IPPROTO_TCP as u64, 0, 0, 0]), libc::SECCOMP_RET_ALLOW);
+        let fast_open = libc::MSG_FASTOPEN as u64 | libc::MSG_NOSIGNAL as u64;
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_sendto as u32, [3, 0, 1, fast_open, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_sendmsg as u32, [3, 0, fast_open, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge(&program, AUDIT_ARCH_X86_64, libc::SYS_sendto as u32, [3, 0, 1, libc::MSG_NOSIGNAL as u64, 0, 0]), libc::SECCOMP_RET_ALLOW);
+    }
+
+    #[test]
+    fn without_namespaces_a_command_keeps_to_itself() {
+        let program = super::filter_with(false, super::Internet::None, true).unwrap();
+        let judge_call = |nr: i64, args: [u64; 6]| judge(&program, AUDIT_ARCH_X86_64, nr as u32, args);
+        for call in [libc::SYS_unshare, libc::SYS_shmget, libc::SYS_keyctl, libc::SYS_setsid] {
+            assert_eq!(judge_call(call, [0; 6]), ERRNO_EPERM, "{call}");
+        }
+        assert_eq!(judge_call(libc::SYS_clone3, [0; 6]), libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, "clone3 is ENOSYS, so libc uses clone");
+        assert_eq!(judge_call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(judge_call(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as u64, 0, 0, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge_call(libc::SYS_clone, [(libc::CLONE_PARENT | libc::CLONE_VM) as u64, 0, 0, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge_call(libc::SYS_prlimit64, [0, 7, 0, 0, 0, 0]), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(judge_call(libc::SYS_prlimit64, [4242, 7, 0, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge_call(libc::SYS_setpriority, [0, 4242, 10, 0, 0, 0]), ERRNO_EPERM);
+        assert_eq!(judge_call(libc::SYS_sched_setaffinity, [0, 8, 0, 0, 0, 0]), libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]

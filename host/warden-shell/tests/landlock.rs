@@ -103,7 +103,15 @@ fn a_process_outside_the_command_cannot_be_signalled_or_its_environment_read() {
     let p = Project::new();
     let sandbox = landlocked(&p, LANDLOCK);
     let pid = outside.id();
-    let r = sh_in(&sandbox, &format!("kill -TERM {pid} && echo signalled; cat /proc/{pid}/environ; cat /proc/1/environ"));
+    let script = format!(
+        "kill -TERM {pid} && echo signalled; cat /proc/{pid}/environ; cat /proc/1/environ; ls /proc/{pid}/root/ && echo rooted; \
+         prlimit --pid {pid} --cpu=1:1 && echo limited; renice -n 19 -p {pid} && echo reniced; unshare -Ur true && echo unshared; \
+         python3 -c 'import ctypes; libc = ctypes.CDLL(None); exit(0 if libc.shmget(0, 4096, 0o1600) >= 0 else 1)' && echo ipc"
+    );
+    let r = sh_in(&sandbox, &script);
+    for done in ["rooted", "limited", "reniced", "unshared", "ipc"] {
+        assert!(!r.stdout.contains(done), "{done}: {r:?}");
+    }
     let alive = outside.try_wait().unwrap().is_none();
     let _ = outside.kill();
     let _ = outside.wait();
@@ -159,11 +167,13 @@ fn under_an_allowlist_only_the_proxy_is_reached_and_only_listed_hosts_through_it
          curl -fsS --max-time 5 http://localhost:{other}/ && echo other-reached; \
          curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:{listed}/ && echo direct-reached; \
          python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' && echo udp-made; \
+         python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)' && echo mptcp-made; \
+         python3 -c 'import socket; c = socket.socket(); c.sendto(b\"x\", socket.MSG_FASTOPEN, (\"127.0.0.1\", {listed}))' && echo fast-open; \
          python3 -c 'import socket; s = socket.socket(); s.listen()' && echo listening"
     );
     let r = sh_in(&sandbox, &script);
     assert!(r.stdout.starts_with("listed"), "{r:?}");
-    for reached in ["other-reached", "direct-reached", "udp-made", "listening"] {
+    for reached in ["other-reached", "direct-reached", "udp-made", "mptcp-made", "fast-open", "listening"] {
         assert!(!r.stdout.contains(reached), "{reached}: {r:?}");
     }
     assert!(r.stderr.contains(&format!("localhost:{other}")), "the refusal is noted: {}", r.stderr);
