@@ -186,3 +186,17 @@ fn exec_gets_the_grants_as_binds_and_nothing_else() {
     assert_eq!((r.status, r.stdout.as_str()), (0, "okgranted folder"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(portfolio.join("new.md")).unwrap(), "x\n");
 }
+
+#[test]
+fn a_backend_asked_for_by_name_is_that_one_or_nothing_runs() {
+    let f = Fixture::new();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
+    f.file("policy.yaml", &policy);
+    let r = exec(&f, &[("WARDEN_LANDLOCK_ABI", "0")], &["--", "/bin/sh", "-c", "echo ran > ran.md"]);
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "warden: the policy asks for the Landlock sandbox (shell.backend), which is not available here (this kernel has no Landlock); the command was not run\n"
+    );
+    assert!(!f.path("portfolio/ran.md").exists());
+}

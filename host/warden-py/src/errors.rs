@@ -108,7 +108,7 @@ fn run_class(e: &RunError) -> &'static str {
 
 fn shell_class(e: &ShellError) -> &'static str {
     match e {
-        ShellError::SandboxRequired { .. } | ShellError::NoEngine { .. } | ShellError::SandboxSetup { .. } => "OSSandboxUnavailableError",
+        ShellError::SandboxRequired { .. } | ShellError::BackendUnavailable { .. } | ShellError::NoEngine { .. } | ShellError::SandboxSetup { .. } => "OSSandboxUnavailableError",
         ShellError::Spawn(_) | ShellError::Engine(_) => "CommandStartError",
         _ => "CommandPolicyError",
     }

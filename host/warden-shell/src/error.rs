@@ -7,6 +7,9 @@ pub enum ShellError {
     /// No OS sandbox, and the policy requires one.
     #[error("no OS sandbox is available ({reason}), and the policy sets require_os_sandbox: true; the command was not run")]
     SandboxRequired { reason: String },
+    /// The policy names a backend (`bwrap`, `landlock`) that cannot run here; nothing ran.
+    #[error("the policy asks for the {backend} sandbox (shell.backend), which is not available here ({reason}); the command was not run")]
+    BackendUnavailable { backend: &'static str, reason: String },
     /// bwrap works here, but not for this command's mounts; nothing ran.
     #[error("the sandbox for this command could not be set up ({reason}); the command was not run")]
     SandboxSetup { reason: String },

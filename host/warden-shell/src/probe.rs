@@ -11,7 +11,7 @@ use crate::run::Backend;
 /// Landlock's least ABI for a command: truncate (3), TCP (4), and the
 /// scoping of signals and abstract sockets (6), which keeps a command
 /// without a PID namespace from signalling what is not its own.
-pub const LANDLOCK_ABI: u32 = 6;
+pub const LANDLOCK_ABI: u32 = crate::landlock::LEAST_ABI;
 
 /// bwrap by absolute path, so that `PATH` cannot swap it; `WARDEN_BWRAP` overrides it (tests).
 pub fn bwrap_path() -> PathBuf {

@@ -108,8 +108,14 @@ impl ShellSandbox {
             Some(c) => Backend::Container { engine: c.sandbox.engine().name(), name: c.sandbox.name().to_owned() },
             None => probe_for(policy.shell.os_backend),
         };
-        if let (Backend::Unsandboxed { reason }, true) = (&backend, policy.require_os_sandbox) {
-            return Err(ShellError::SandboxRequired { reason: reason.clone() });
+        if let Backend::Unsandboxed { reason } = &backend {
+            // A backend asked for by name is that one or none at all.
+            if let Some(named) = named_backend(policy.shell.os_backend) {
+                return Err(ShellError::BackendUnavailable { backend: named, reason: reason.clone() });
+            }
+            if policy.require_os_sandbox {
+                return Err(ShellError::SandboxRequired { reason: reason.clone() });
+            }
         }
         let seccomp = crate::seccomp::program_bytes(plan.allow_unix_sockets)?;
         let inner = Inner {
@@ -227,6 +233,9 @@ impl Inner {
                     Err(why) if !why.is_empty() => format!("{reason}; {why}"),
                     _ => reason,
                 };
+                if let Some(named) = named_backend(self.os_backend) {
+                    return Err(ShellError::BackendUnavailable { backend: named, reason });
+                }
                 if self.require_os_sandbox {
                     return Err(ShellError::SandboxRequired { reason });
                 }
@@ -265,6 +274,15 @@ impl Inner {
             return Err(ShellError::Cwd { path: vpath.into(), reason: "not a folder".into() });
         }
         Ok(path)
+    }
+}
+
+/// The backend a policy names, if it names one rather than `auto`.
+fn named_backend(choice: warden_policy::OsBackend) -> Option<&'static str> {
+    match choice {
+        warden_policy::OsBackend::Auto => None,
+        warden_policy::OsBackend::Bwrap => Some("bubblewrap"),
+        warden_policy::OsBackend::Landlock => Some("Landlock"),
     }
 }
 

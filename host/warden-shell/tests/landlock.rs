@@ -204,3 +204,4 @@ fn a_program_that_does_not_exist_is_the_commands_failure() {
     assert_eq!(r.exit_code, 127, "{r:?}");
     assert!(r.stderr.starts_with("--bind: No such file or directory"), "{r:?}");
 }
+

@@ -12,8 +12,10 @@ use landlock::{
 use super::layout::{Access as Granted, Layout};
 use super::Abi;
 
-/// Truncate (ABI 3) is the least: below it, `truncate(2)` of a read-only file is not controlled.
-pub const LEAST_ABI: Abi = 3;
+/// Truncate (ABI 3), TCP (4), and the scoping of signals and abstract
+/// sockets (6): below it a command without a PID namespace could signal
+/// what is not its own.
+pub const LEAST_ABI: Abi = 6;
 
 /// A ruleset ready to be entered by a child.
 pub struct Prepared {
@@ -33,20 +35,15 @@ pub struct Tcp<'a> {
 
 pub fn prepare(layout: &Layout, abi: Abi, tcp: Option<Tcp<'_>>) -> Result<Prepared, String> {
     if abi < LEAST_ABI {
-        return Err(format!("this kernel's Landlock is ABI {abi}; Warden needs ABI {LEAST_ABI} (Linux 6.2) at least"));
+        return Err(format!("this kernel's Landlock is ABI {abi}; Warden needs ABI {LEAST_ABI} (Linux 6.12) at least"));
     }
     let version = ABI::from(abi as i32);
     let failed = |e: landlock::RulesetError| format!("Landlock: {e}");
     let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement).handle_access(AccessFs::from_all(version)).map_err(failed)?;
     if tcp.is_some() {
-        if abi < 4 {
-            return Err(format!("this kernel's Landlock is ABI {abi}: it cannot restrict TCP (ABI 4, Linux 6.7)"));
-        }
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp).map_err(failed)?;
     }
-    if abi >= 6 {
-        ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(failed)?;
-    }
+    ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(failed)?;
     let mut created = ruleset.create().map_err(failed)?;
     for grant in &layout.grants {
         let opened = rustix::fs::open(&grant.path, rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty())
@@ -214,6 +211,6 @@ mod tests {
     #[test]
     fn a_kernel_below_the_least_abi_is_refused_not_used_weaker() {
         let error = prepare(&Layout::default(), 2, None).err().unwrap();
-        assert_eq!(error, "this kernel's Landlock is ABI 2; Warden needs ABI 3 (Linux 6.2) at least");
+        assert_eq!(error, "this kernel's Landlock is ABI 2; Warden needs ABI 6 (Linux 6.12) at least");
     }
 }
