@@ -82,9 +82,7 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
         }
         // Another process's limits (pid not 0) and scheduling (pid not 0).
         rules.insert(libc::SYS_prlimit64, vec![SeccompRule::new(vec![ne32(0, 0)?])?]);
-        for call in [libc::SYS_setpriority] {
-            rules.insert(call, vec![SeccompRule::new(vec![ne32(1, 0)?])?]);
-        }
+        rules.insert(libc::SYS_setpriority, vec![SeccompRule::new(vec![ne32(1, 0)?])?]);
         for call in [libc::SYS_sched_setaffinity, libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr] {
             rules.insert(call, vec![SeccompRule::new(vec![ne32(0, 0)?])?]);
         }
