@@ -76,8 +76,9 @@ impl Layout {
             self.grants.push(Grant { path: mount.root.to_path_buf(), access: whole, dir: true });
             return Ok(());
         }
-        let mut pending = vec![mount.root.to_path_buf()];
-        while let Some(folder) = pending.pop() {
+        // Each folder to walk, with what its plain entries get.
+        let mut pending = vec![(mount.root.to_path_buf(), whole)];
+        while let Some((folder, plain)) = pending.pop() {
             self.grants.push(Grant { path: folder.clone(), access: Access::ListOnly, dir: true });
             self.chains.push(folder.clone());
             for entry in list(&folder)? {
@@ -86,12 +87,18 @@ impl Layout {
                 if entry.kind == EntryKind::Symlink || denied.contains(&path.as_path()) {
                     continue;
                 }
+                let denied_below = denied.iter().any(|d| d.starts_with(&path) && *d != path);
                 if protected.contains(&path.as_path()) {
-                    self.grants.push(Grant { path, access: Access::Read, dir });
+                    // Read-only, unless a denied path lies below: then a chain of read-only entries.
+                    if dir && denied_below {
+                        pending.push((path, Access::Read));
+                    } else {
+                        self.grants.push(Grant { path, access: Access::Read, dir });
+                    }
                 } else if dir && special(&path) {
-                    pending.push(path);
+                    pending.push((path, plain));
                 } else {
-                    self.grants.push(Grant { path, access: whole, dir });
+                    self.grants.push(Grant { path, access: plain, dir });
                 }
             }
         }
@@ -169,6 +176,22 @@ mod tests {
         assert!(paths.contains(&("/m/notes.md".into(), Access::Read)), "{paths:?}");
         assert!(!paths.iter().any(|(p, a)| (p == "/m/.env" || p == "/m/keys/id") && *a != Access::ListOnly), "{paths:?}");
         assert!(!paths.iter().any(|(p, _)| p == "/m/.env" || p == "/m/keys/id"), "{paths:?}");
+    }
+
+    #[test]
+    fn a_denied_path_below_a_protected_folder_stays_unreadable() {
+        let l = layout(&[".claude/", ".claude/settings.json", ".claude/secret.json", "a.txt"], true, &[".claude"], &[".claude/secret.json"]);
+        let mut grants = l.grants.clone();
+        grants.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            grants,
+            [
+                grant("/m", Access::ListOnly, true),
+                grant("/m/.claude", Access::ListOnly, true),
+                grant("/m/.claude/settings.json", Access::Read, false),
+                grant("/m/a.txt", Access::Write, false),
+            ]
+        );
     }
 
     #[test]
