@@ -108,7 +108,7 @@ pub fn explain(choice: OsBackend) -> String {
             "Landlock ABI {abi}{why}: writes only in the writable mounts; reads only of the system folders, /proc and the mounts; \
              protected and denied paths kept by folder (nothing new can be made in a folder that holds one); \
              TCP refused unless the network is on, other sockets by seccomp; other processes visible in /proc, but not signalled or traced; \
-             a temporary folder of its own as TMPDIR; a network allowlist through Warden's proxy, the one TCP port a command may connect to \
+             a temporary folder of its own as TMPDIR; no chmod, chown or extended attributes; a network allowlist through Warden's proxy, the one TCP port a command may connect to \
              (at any address: Landlock names ports, not hosts)"
         ),
         Ok(_) | Err(_) => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),

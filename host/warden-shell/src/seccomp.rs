@@ -7,6 +7,9 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
 };
 
+/// `fchmodat2` (Linux 6.6), which libc does not name yet.
+const FCHMODAT2: i64 = 452;
+
 /// The filter, compiled for this machine: `EPERM` for `ptrace`,
 /// `process_vm_{readv,writev}`, `io_uring_*`, `ioctl(TIOCSTI|TIOCLINUX)` (the
 /// command compared on its low 32 bits, as the kernel reads it), unless
@@ -71,6 +74,22 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
             libc::SYS_add_key,
             libc::SYS_request_key,
             libc::SYS_ioprio_set,
+            // Landlock does not guard a file's mode, owner or extended attributes,
+            // and a path reaches any file: `chmod -R go+w ~`, a setuid bit as root.
+            libc::SYS_chmod,
+            libc::SYS_fchmod,
+            libc::SYS_fchmodat,
+            FCHMODAT2,
+            libc::SYS_chown,
+            libc::SYS_fchown,
+            libc::SYS_lchown,
+            libc::SYS_fchownat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+            libc::SYS_fremovexattr,
         ] {
             rules.insert(call, Vec::new());
         }
@@ -320,7 +339,7 @@ mod tests {
     fn without_namespaces_a_command_keeps_to_itself() {
         let program = super::filter_with(false, super::Internet::None, true).unwrap();
         let judge_call = |nr: i64, args: [u64; 6]| judge(&program, AUDIT_ARCH_X86_64, nr as u32, args);
-        for call in [libc::SYS_unshare, libc::SYS_shmget, libc::SYS_keyctl, libc::SYS_setsid] {
+        for call in [libc::SYS_unshare, libc::SYS_shmget, libc::SYS_keyctl, libc::SYS_setsid, libc::SYS_fchmodat, super::FCHMODAT2, libc::SYS_fchown, libc::SYS_setxattr] {
             assert_eq!(judge_call(call, [0; 6]), ERRNO_EPERM, "{call}");
         }
         assert_eq!(judge_call(libc::SYS_clone3, [0; 6]), libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, "clone3 is ENOSYS, so libc uses clone");

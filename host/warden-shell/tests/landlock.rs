@@ -205,3 +205,22 @@ fn a_program_that_does_not_exist_is_the_commands_failure() {
     assert!(r.stderr.starts_with("--bind: No such file or directory"), "{r:?}");
 }
 
+
+#[test]
+fn no_mode_owner_or_attribute_is_changed_where_landlock_does_not_look() {
+    let p = Project::new();
+    p.file("proj/build/run.sh", "#!/bin/sh\n");
+    let own = warden_policy::private_folder().unwrap();
+    let before = std::fs::metadata(&own).unwrap().permissions();
+    let sandbox = landlocked(&p, LANDLOCK);
+    let script = format!(
+        "chmod 777 {} && echo opened; chmod +x build/run.sh && echo made-executable; chown 0:0 build/run.sh && echo chowned; \
+         python3 -c 'import os; os.setxattr(\"build/run.sh\", \"user.x\", b\"1\")' && echo xattr",
+        own.display()
+    );
+    let r = sh_in(&sandbox, &script);
+    for done in ["opened", "made-executable", "chowned", "xattr"] {
+        assert!(!r.stdout.contains(done), "{done}: {r:?}");
+    }
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions(), before);
+}
