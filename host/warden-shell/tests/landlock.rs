@@ -224,3 +224,24 @@ fn no_mode_owner_or_attribute_is_changed_where_landlock_does_not_look() {
     }
     assert_eq!(std::fs::metadata(&own).unwrap().permissions(), before);
 }
+
+#[test]
+fn read_all_shows_the_host_but_not_its_devices_or_wardens_folder() {
+    let p = Project::new();
+    let own = warden_policy::private_folder().unwrap();
+    let token = own.join(format!("landlock-test-{}.token", std::process::id()));
+    std::fs::write(&token, SECRET).unwrap();
+    let sandbox = landlocked(&p, "  shell: { backend: landlock, read: all }\n");
+    // A folder on the way to a denied path may be listed, and Landlock's rights
+    // hold for all below: names show, contents do not.
+    let script = format!(
+        "cat /etc/hostname >/dev/null && echo host-read; cat {}; for d in /dev/sda /dev/vda /dev/nvme0n1 /dev/mem; do head -c1 $d >/dev/null 2>&1 && echo disk-read; done; \
+         cat /sys/class/net/lo/address && echo sys-read",
+        token.display()
+    );
+    let r = sh_in(&sandbox, &script);
+    let _ = std::fs::remove_file(&token);
+    assert_no_secret(&r);
+    assert!(r.stdout.contains("host-read"), "{r:?}");
+    assert!(!r.stdout.contains("disk-read") && !r.stdout.contains("sys-read"), "{r:?}");
+}

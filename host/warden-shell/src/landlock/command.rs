@@ -97,7 +97,11 @@ pub fn layout(plan: &ExecPlan, shield: &Shield, tmp: &Path) -> std::io::Result<L
         }
     };
     if plan.read_all {
-        layout.add_mount(&MountRules { root: Path::new("/"), writable: false, protected: &[], denied: &denied }, &list)?;
+        // The whole host, but not its devices and kernel interfaces: bubblewrap
+        // gives a fresh /dev; here only the devices below are granted.
+        let mut hidden = denied.clone();
+        hidden.extend([PathBuf::from("/dev"), PathBuf::from("/sys")]);
+        layout.add_mount(&MountRules { root: Path::new("/"), writable: false, protected: &[], denied: &hidden }, &list)?;
     } else {
         for dir in SYSTEM_READ {
             grant(&mut layout, Path::new(dir), Access::Read);
