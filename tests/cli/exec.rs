@@ -200,3 +200,23 @@ fn a_backend_asked_for_by_name_is_that_one_or_nothing_runs() {
     );
     assert!(!f.path("portfolio/ran.md").exists());
 }
+
+#[test]
+fn under_landlock_a_command_ends_when_warden_is_killed() {
+    // No PID namespace ends it: Warden's reaper, outside the command's domain, does.
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.path("portfolio/drafts")).unwrap();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
+    f.file("policy.yaml", &policy);
+    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "sleep 2; echo late > drafts/late.md"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    warden.kill().unwrap();
+    warden.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(!f.path("portfolio/drafts/late.md").exists(), "the command outlived Warden");
+}

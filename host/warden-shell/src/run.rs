@@ -180,6 +180,11 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     if let Some(e) = egress.as_mut() {
         e.spawned();
     }
+    // Without a PID namespace, the group must end even if Warden does first.
+    let reaper = match job.backend {
+        Backend::Landlock { .. } => Some(crate::landlock::Reaper::watch(child.id() as i32)?),
+        _ => None,
+    };
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let init = status_read.as_ref().map(|status| SandboxInit::find(status, job.timeout));
@@ -187,6 +192,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     if let Some(init) = &init {
         init.wait_gone();
     }
+    drop(reaper);
     drop(held);
     let confinement_note = confinement.as_ref().and_then(|c| c.note());
     drop(confinement);

@@ -4,9 +4,11 @@
 mod abi;
 mod command;
 mod layout;
+mod reaper;
 mod ruleset;
 
 pub use abi::{abi, Abi};
 pub use layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
 pub use command::{command, layout, Confinement};
+pub use reaper::Reaper;
 pub use ruleset::{confine, enter, prepare, Prepared, Tcp, LEAST_ABI};

@@ -1,0 +1,56 @@
+//! What ends a command's process group if Warden itself ends first (killed,
+//! or stopped with Ctrl-C): without a PID namespace nothing else would. A
+//! small process forked from Warden, outside the command's Landlock domain
+//! (which cannot signal it), waits on a pipe: a byte means the command ended
+//! and all is done; the pipe closing without one means Warden is gone, and
+//! the group is killed.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+pub struct Reaper {
+    pid: libc::pid_t,
+    tell: Option<OwnedFd>,
+}
+
+impl Reaper {
+    /// Watches process group `pgid` for as long as this value lives.
+    pub fn watch(pgid: libc::pid_t) -> std::io::Result<Reaper> {
+        let (listen, tell) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        // SAFETY: the child makes system calls only (read, kill, _exit): no
+        // allocation or lock, as a fork of a threaded process requires.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if pid == 0 {
+            unsafe {
+                // Only the listening end: Warden's death closes the other.
+                libc::close(tell.as_raw_fd());
+                let mut byte = 0u8;
+                let read = loop {
+                    let n = libc::read(listen.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
+                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                        break n;
+                    }
+                };
+                if read != 1 {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+                libc::_exit(0);
+            }
+        }
+        drop(listen);
+        Ok(Reaper { pid, tell: Some(tell) })
+    }
+}
+
+impl Drop for Reaper {
+    /// The command has ended (its group was killed): the reaper may go.
+    fn drop(&mut self) {
+        if let Some(tell) = self.tell.take() {
+            let _ = rustix::io::write(&tell, &[1]);
+        }
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+    }
+}
