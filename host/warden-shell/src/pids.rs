@@ -118,6 +118,11 @@ fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> 
     cmd.spawn()
 }
 
+/// Whether Warden may make a pids cgroup here (it makes one and removes it).
+pub(crate) fn cgroup_available() -> bool {
+    PidsCgroup::create().is_some()
+}
+
 /// The `tasks` file of the v1 pids cgroup the calling thread is in.
 fn own_v1_tasks() -> Option<OwnedFd> {
     let text = std::fs::read_to_string("/proc/thread-self/cgroup").ok()?;

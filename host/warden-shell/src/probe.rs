@@ -103,13 +103,19 @@ pub fn explain(choice: OsBackend) -> String {
         Backend::Unsandboxed { reason } => Err(reason),
         other => return format!("{other:?}"),
     };
+    let cap = if rustix::process::geteuid().is_root() && !crate::pids::cgroup_available() {
+        "NO process cap (root, and no cgroup Warden may make)"
+    } else {
+        "the process cap"
+    };
     let landlock = |why: String| match landlock() {
         Ok(Backend::Landlock { abi }) => format!(
-            "Landlock ABI {abi}{why}: writes only in the writable mounts; reads only of the system folders, /proc and the mounts; \
-             protected and denied paths kept by folder (nothing new can be made in a folder that holds one); \
-             TCP refused unless the network is on, other sockets by seccomp; other processes visible in /proc, but not signalled or traced; \
-             a temporary folder of its own as TMPDIR; no chmod, chown or extended attributes; a network allowlist through Warden's proxy, the one TCP port a command may connect to \
-             (at any address: Landlock names ports, not hosts)"
+            "Landlock ABI {abi}{why}: writes only in the writable mounts; file contents read only from the system folders, /proc and the mounts \
+             (names elsewhere can be looked up, and listed on the way to a denied path); protected and denied paths kept by folder \
+             (nothing new can be made in a folder that holds one); TCP refused unless the network is on, other sockets by seccomp; \
+             other processes listed in /proc with their command lines, but not signalled, traced or read; no chmod, chown or extended attributes; \
+             a temporary folder of its own as TMPDIR; the group killed when the command or Warden ends; a network allowlist through Warden's proxy, \
+             the one TCP port a command may connect to (at any address: Landlock names ports, not hosts); {cap}"
         ),
         Ok(_) | Err(_) => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
     };
