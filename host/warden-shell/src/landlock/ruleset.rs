@@ -46,8 +46,21 @@ pub fn prepare(layout: &Layout, abi: Abi, tcp: Option<Tcp<'_>>) -> Result<Prepar
     ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(failed)?;
     let mut created = ruleset.create().map_err(failed)?;
     for grant in &layout.grants {
-        let opened = rustix::fs::open(&grant.path, rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty())
-            .map_err(|e| format!("{}: {e}", grant.path.display()))?;
+        // No symlink anywhere on the way, and the same kind as when it was
+        // listed: a path swapped while the layout was made fails closed.
+        let changed = |why: String| format!("{} changed while the sandbox was made ({why})", grant.path.display());
+        let opened = rustix::fs::openat2(
+            rustix::fs::CWD,
+            &grant.path,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+            rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(|e| changed(e.to_string()))?;
+        let is_dir = rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&opened).map_err(|e| changed(e.to_string()))?.st_mode).is_dir();
+        if is_dir != grant.dir {
+            return Err(changed(if is_dir { "now a folder".into() } else { "no longer a folder".into() }));
+        }
         let all = AccessFs::from_all(version);
         let rights = match (grant.access, grant.dir) {
             (Granted::ListOnly, _) => AccessFs::ReadDir.into(),
@@ -206,6 +219,22 @@ mod tests {
         assert_eq!(run(&layout, None, &connect), 0, "without a TCP rule, TCP is not handled");
         assert_ne!(run(&layout, Some(Tcp { connect_ports: &[] }), &connect), 0);
         assert_eq!(run(&layout, Some(Tcp { connect_ports: &[port] }), &connect), 0);
+    }
+
+    #[test]
+    fn a_path_swapped_for_a_link_or_another_kind_after_listing_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let through_link = Layout { grants: vec![Grant { path: dir.path().join("link/x"), access: Granted::Write, dir: true }], chains: Vec::new() };
+        std::fs::create_dir(real.join("x")).unwrap();
+        let error = prepare(&through_link, super::super::abi(), None).err().unwrap();
+        assert!(error.contains("link/x changed while the sandbox was made ("), "{error}");
+        let was_a_folder = Layout { grants: vec![Grant { path: dir.path().join("file"), access: Granted::Write, dir: true }], chains: Vec::new() };
+        let error = prepare(&was_a_folder, super::super::abi(), None).err().unwrap();
+        assert!(error.ends_with("changed while the sandbox was made (no longer a folder)"), "{error}");
     }
 
     #[test]
