@@ -31,24 +31,35 @@ pub fn set_net_bridge(program: PathBuf, args: Vec<OsString>) {
     let _ = BRIDGE.set(NetBridge { program, args });
 }
 
-/// The proxy of one command under Landlock, which has no network namespace
-/// to bridge into: it listens on the host's loopback, on a port of its own,
-/// and that port is the only one the command's Landlock domain may connect
-/// to (at any address: Landlock rules name ports, not hosts).
-pub(crate) struct LoopbackProxy {
+/// The proxy of one command under Landlock: the command makes a network
+/// namespace of its own before its domain is entered and hands its listener
+/// over the socket it keeps (`landlock::netns`), which the proxy serves.
+pub(crate) struct NamespaceEgress {
+    theirs: Option<UnixStream>,
+    ours: UnixStream,
     proxy: Proxy,
-    pub port: u16,
 }
 
-impl LoopbackProxy {
-    pub fn start(network: &Network) -> Result<LoopbackProxy, ShellError> {
-        let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
-        let port = listener.local_addr()?.port();
-        let proxy = Proxy::start(network.clone(), move || Ok(Some(listener)));
-        Ok(LoopbackProxy { proxy, port })
+impl NamespaceEgress {
+    pub fn start(network: &Network) -> Result<NamespaceEgress, ShellError> {
+        let (ours, theirs) = UnixStream::pair()?;
+        let receiving = ours.try_clone()?;
+        let proxy = Proxy::start(network.clone(), move || warden_net::bridge::receive(&receiving));
+        Ok(NamespaceEgress { theirs: Some(theirs), ours, proxy })
     }
 
-    pub fn finish(self) -> Vec<NetRefusal> {
+    /// The command's end, which its child step uses before exec.
+    pub fn theirs(&self) -> RawFd {
+        self.theirs.as_ref().map(|t| t.as_raw_fd()).expect("before the spawn")
+    }
+
+    pub fn spawned(&mut self) {
+        self.theirs = None;
+    }
+
+    pub fn finish(mut self) -> Vec<NetRefusal> {
+        self.theirs = None;
+        let _ = self.ours.shutdown(Shutdown::Both);
         self.proxy.finish()
     }
 }

@@ -115,7 +115,7 @@ pub fn explain(choice: OsBackend) -> String {
              (nothing new can be made in a folder that holds one); TCP refused unless the network is on, other sockets by seccomp; \
              other processes listed in /proc with their command lines, but not signalled, traced or read; no chmod, chown or extended attributes; \
              a temporary folder of its own as TMPDIR; the group killed when the command or Warden ends; a network allowlist through Warden's proxy, \
-             the one TCP port a command may connect to (at any address: Landlock names ports, not hosts); {cap}"
+             reached from a network namespace of the command's own (loopback alone); {cap}"
         ),
         Ok(_) | Err(_) => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
     };

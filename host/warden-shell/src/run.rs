@@ -12,7 +12,7 @@ use std::time::Duration;
 use warden_policy::{NetRefusal, Network};
 
 use crate::bwrap;
-use crate::egress::{Egress, LoopbackProxy};
+use crate::egress::{Egress, NamespaceEgress};
 use crate::output::Captured;
 use crate::error::ShellError;
 use crate::watch::{watch, Watched};
@@ -107,8 +107,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         }
         _ => None,
     };
-    let loopback = match (job.backend, &job.plan.network) {
-        (Backend::Landlock { .. }, Network::Allow(_)) => Some(LoopbackProxy::start(&job.plan.network)?),
+    let mut namespaced = match (job.backend, &job.plan.network) {
+        (Backend::Landlock { .. }, Network::Allow(_)) => Some(NamespaceEgress::start(&job.plan.network)?),
         _ => None,
     };
     let command = egress.as_ref().map_or(job.command, |e| e.command.as_slice());
@@ -142,7 +142,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd
         }
         Backend::Landlock { abi } => {
-            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, loopback.as_ref().map(|l| l.port))?;
+            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, namespaced.as_ref().map(|n| n.theirs()))?;
             confinement = Some(confined);
             cmd
         }
@@ -158,15 +158,18 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         // No private /tmp without a mount namespace: a folder of its own instead.
         cmd.env("TMPDIR", confined.tmp.path());
     }
-    if let Some(proxy) = &loopback {
-        cmd.envs(warden_net::bridge::proxy_env_at(proxy.port));
-    }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
     let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
     inherit.extend(egress.as_ref().map(|e| e.inherited()));
     let child = match job.cap.spawn(cmd, inherit) {
         Ok(child) => child,
+        Err(e) if namespaced.is_some() => {
+            return Err(ShellError::Policy(format!(
+                "a network allowlist under Landlock needs a network namespace of the command's own, which this host refused ({e}); \
+                 the command was not run"
+            )));
+        }
         // No program to run: the command's failure, told as a shell tells it (bwrap reports it so too).
         Err(e) if matches!(job.backend, Backend::Landlock { .. }) && matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
             let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
@@ -179,6 +182,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     };
     if let Some(e) = egress.as_mut() {
         e.spawned();
+    }
+    if let Some(n) = namespaced.as_mut() {
+        n.spawned();
     }
     // Without a PID namespace, the group must end even if Warden does first.
     let reaper = match job.backend {
@@ -197,7 +203,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let confinement_note = confinement.as_ref().and_then(|c| c.note());
     drop(confinement);
     let mut refused = egress.map(Egress::finish).unwrap_or_default();
-    refused.extend(loopback.map(LoopbackProxy::finish).unwrap_or_default());
+    refused.extend(namespaced.map(NamespaceEgress::finish).unwrap_or_default());
     // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
         && !timed_out

@@ -173,6 +173,16 @@ fn under_an_allowlist_only_the_proxy_is_reached_and_only_listed_hosts_through_it
     );
     let r = sh_in(&sandbox, &script);
     assert!(r.stdout.starts_with("listed"), "{r:?}");
+    // The proxy's port at another address of this host: the command's own
+    // network has no route there (a port-only rule would let it through).
+    let probe = UdpSocket::bind("0.0.0.0:0").unwrap();
+    probe.connect("10.255.255.255:9").unwrap();
+    let own_address = probe.local_addr().unwrap().ip();
+    let on_proxy_port = TcpListener::bind((own_address, 3128)).unwrap();
+    on_proxy_port.set_nonblocking(true).unwrap();
+    let r2 = sh_in(&sandbox, &format!("python3 -c 'import socket; socket.create_connection((\"{own_address}\", 3128), 2)' && echo host-reached"));
+    assert!(!r2.stdout.contains("host-reached"), "{r2:?}");
+    assert!(on_proxy_port.accept().is_err(), "a connection reached {own_address}:3128");
     for reached in ["other-reached", "direct-reached", "udp-made", "mptcp-made", "fast-open", "listening"] {
         assert!(!r.stdout.contains(reached), "{reached}: {r:?}");
     }

@@ -3,6 +3,7 @@
 //! network part Landlock lacks, and the step the child takes before exec.
 
 use std::ffi::OsString;
+use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,6 +11,7 @@ use std::process::Command;
 use warden_policy::Network;
 
 use super::layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
+use super::netns::{private_network, Maps};
 use super::ruleset::{confine, prepare, Prepared, Tcp};
 use super::Abi;
 use crate::error::ShellError;
@@ -26,6 +28,7 @@ const DEVICES_READ: &[&str] = &["/dev/urandom", "/dev/random"];
 pub struct Confinement {
     _ruleset: Prepared,
     _filter: seccompiler::BpfProgram,
+    _maps: Box<Maps>,
     pub tmp: tempfile::TempDir,
     /// Folders of the mounts that can gain no entry, for the note on a failure.
     pub closed: Vec<PathBuf>,
@@ -48,12 +51,12 @@ impl Confinement {
 
 /// The command `argv` in `cwd`, confined as `plan` and `shield` say; its
 /// environment is the caller's to set, `TMPDIR` aside.
-/// `proxy`: under a network allowlist, the loopback port Warden's proxy
-/// listens on, the only TCP port a command may connect to.
-pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cwd: &Path, proxy: Option<u16>) -> Result<(Command, Confinement), ShellError> {
+/// `bridge`: under a network allowlist, the command's end of the socket
+/// Warden's proxy receives its listener on (see `netns.rs`).
+pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cwd: &Path, bridge: Option<RawFd>) -> Result<(Command, Confinement), ShellError> {
     let refuse = |why: String| ShellError::Policy(format!("{why}; the command was not run"));
-    let proxy_ports = proxy.map(|p| vec![p]).unwrap_or_default();
-    let (tcp, internet) = match (&plan.network, proxy) {
+    let proxy_ports = [warden_net::bridge::PORT];
+    let (tcp, internet) = match (&plan.network, bridge) {
         (Network::Off, _) => (Some(Tcp { connect_ports: &[] }), Internet::None),
         (Network::Full, _) => (None, Internet::Any),
         (Network::Allow(_), Some(_)) => (Some(Tcp { connect_ports: &proxy_ports }), Internet::StreamOnly),
@@ -75,11 +78,20 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
     let (fd, program, len) = (ruleset.raw_fd(), filter.as_ptr() as usize, filter.len() as u16);
-    // SAFETY: `confine` makes system calls only; the descriptor and the
-    // program stay alive in `Confinement` until the spawn has returned.
-    unsafe { cmd.pre_exec(move || confine(fd, program as *const seccompiler::sock_filter, len)) };
+    let maps = Box::new(Maps::of_this_process());
+    let maps_at = &*maps as *const Maps as usize;
+    // SAFETY: these steps make system calls only; the descriptors, the maps and
+    // the program stay alive in `Confinement` until the spawn has returned.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(control) = bridge {
+                private_network(control, &*(maps_at as *const Maps))?;
+            }
+            confine(fd, program as *const seccompiler::sock_filter, len)
+        })
+    };
     let closed = layout.chains.iter().filter(|c| plan.binds.iter().any(|b| b.writable && c.starts_with(&b.host))).cloned().collect();
-    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, tmp, closed }))
+    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, _maps: maps, tmp, closed }))
 }
 
 /// The grants: the system folders (or the whole host under `read: all`)

@@ -4,6 +4,7 @@
 mod abi;
 mod command;
 mod layout;
+mod netns;
 mod reaper;
 mod ruleset;
 
