@@ -220,3 +220,25 @@ fn under_landlock_a_command_ends_when_warden_is_killed() {
     std::thread::sleep(std::time::Duration::from_millis(2500));
     assert!(!f.path("portfolio/drafts/late.md").exists(), "the command outlived Warden");
 }
+
+#[test]
+fn under_landlock_ctrl_c_to_wardens_group_ends_the_command_too() {
+    // The terminal signals Warden's whole process group; the reaper is not in it.
+    use std::os::unix::process::CommandExt;
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.path("portfolio/drafts")).unwrap();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
+    f.file("policy.yaml", &policy);
+    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "sleep 2; echo late > drafts/late.md"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    rustix::process::kill_process_group(rustix::process::Pid::from_child(&warden), rustix::process::Signal::INT).unwrap();
+    warden.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(!f.path("portfolio/drafts/late.md").exists(), "the command outlived Warden's Ctrl-C");
+}

@@ -24,6 +24,12 @@ impl Reaper {
         }
         if pid == 0 {
             unsafe {
+                // Out of Warden's process group, deaf to the terminal's and a
+                // group kill's signals: Ctrl-C must end Warden, not its reaper.
+                libc::setpgid(0, 0);
+                for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM, libc::SIGPIPE] {
+                    libc::signal(signal, libc::SIG_IGN);
+                }
                 // Only the listening end: Warden's death closes the other.
                 libc::close(tell.as_raw_fd());
                 let mut byte = 0u8;
