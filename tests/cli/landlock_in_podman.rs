@@ -79,15 +79,24 @@ fn in_a_default_podman_container_bubblewrap_fails_and_auto_confines_commands_wit
 
         let script = "echo built > build/out.o; echo x > /w/docs/new.md; echo x > /w/escaped; echo x > /etc/escaped; cat .env; \
                       python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), 2)' && echo connected; echo ran";
-        let exec = w.podman(user, &[], &["/warden", "exec", "--policy", "/w/policy.yaml", "--", "sh", "-c", script]);
+        // /etc is the container's own: looked at in the same container, after Warden.
+        let then_look = "/warden exec --policy /w/policy.yaml -- sh -c \"$1\"; [ -e /etc/escaped ] && echo ETC-ESCAPED >&2; exit 0";
+        let exec = w.podman(user, &[], &["sh", "-c", then_look, "sh", script]);
         let (out, err) = text(&exec);
+        assert!(!err.contains("ETC-ESCAPED"), "{user}: a write to the container's /etc got through: {err}");
         assert!(out.contains("ran") && !out.contains("connected"), "{user}: {out}{err}");
         assert!(!out.contains(SECRET) && !err.contains(SECRET), "{user}: the denied file was read: {out}{err}");
         assert!(!err.contains("WITHOUT an OS sandbox"), "{user}: {err}");
         assert_eq!(std::fs::read_to_string(w.path("proj/build/out.o")).unwrap(), "built\n", "{user}: {err}");
         assert!(!w.path("docs/new.md").exists() && !w.path("escaped").exists(), "{user}: a write outside the writable mount got through: {err}");
         assert!(err.contains("Permission denied") && err.contains("PermissionError"), "{user}: {err}");
+        // Root of the host's first user namespace, with no cgroup to make: the kernel gives it no process cap, and each result says so.
+        assert_eq!(err.contains("warning: no process cap: Warden runs as root"), owner == 0, "{user}: {err}");
     }
+    // The look at /etc can fail: without Warden, root in this container writes there.
+    let w = Workspace::new(0, "");
+    let unconfined = w.podman("0:0", &[], &["sh", "-c", "echo x > /etc/escaped; [ -e /etc/escaped ] && echo ETC-ESCAPED >&2; exit 0"]);
+    assert!(text(&unconfined).1.contains("ETC-ESCAPED"));
 }
 
 #[test]

@@ -52,13 +52,6 @@ pub fn args(
     for bind in &plan.binds {
         a.bind(if bind.writable { "--bind" } else { "--ro-bind" }, &bind.host, &bind.host);
     }
-    for path in &shield.hidden_dirs {
-        a.path("--tmpfs", path);
-        a.path("--remount-ro", path);
-    }
-    for path in &shield.hidden_files {
-        a.bind("--ro-bind", Path::new("/dev/null"), path);
-    }
     for dir in &shield.pinned {
         a.bind("--bind", dir, dir);
     }
@@ -68,6 +61,15 @@ pub fn args(
     for path in &shield.placeholders {
         let source = if crate::placeholders::bound_onto_itself(path) { path.as_path() } else { Path::new("/dev/null") };
         a.bind("--ro-bind", source, path);
+    }
+    // Last: a bind of a folder above a denied path (a protected `.codex/`
+    // holding a denied `auth.json`) brings the host's copy back with it.
+    for path in &shield.hidden_dirs {
+        a.path("--tmpfs", path);
+        a.path("--remount-ro", path);
+    }
+    for path in &shield.hidden_files {
+        a.bind("--ro-bind", Path::new("/dev/null"), path);
     }
     a.path("--chdir", cwd);
     if let Some(fd) = seccomp_fd {

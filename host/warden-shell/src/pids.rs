@@ -19,7 +19,8 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 pub const MAX_PIDS: u64 = 512;
@@ -31,13 +32,18 @@ type Request = (Command, Vec<RawFd>, mpsc::Sender<io::Result<Child>>);
 pub struct ProcessCap {
     requests: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
+    /// Set by the spawner thread once it knows: 1 the cap holds, 2 it does not.
+    in_force: Arc<AtomicU8>,
 }
 
 impl ProcessCap {
     pub fn start() -> io::Result<ProcessCap> {
         let (requests, incoming) = mpsc::channel::<Request>();
+        let in_force = Arc::new(AtomicU8::new(0));
+        let told = Arc::clone(&in_force);
         let thread = std::thread::Builder::new().name("warden-spawner".into()).spawn(move || {
             let cgroup = PidsCgroup::create();
+            told.store(if cgroup.is_some() || !exempt_from_rlimit_nproc() { 1 } else { 2 }, Ordering::Relaxed);
             // Where this thread is now, to return to before the cgroup is removed.
             let home = cgroup.as_ref().filter(|c| c.v1).and_then(|_| own_v1_tasks());
             let joined = home.is_some() && cgroup.as_ref().is_some_and(|c| rustix::io::write(&c.join, b"0").is_ok());
@@ -53,7 +59,14 @@ impl ProcessCap {
                 let _ = rustix::io::write(home, b"0");
             }
         })?;
-        Ok(ProcessCap { requests: Some(requests), thread: Some(thread) })
+        Ok(ProcessCap { requests: Some(requests), thread: Some(thread), in_force })
+    }
+
+    /// Whether the cap holds for the commands spawned: not for root with no
+    /// cgroup of its own, which the kernel exempts from `RLIMIT_NPROC`.
+    /// Known once a command has been spawned; `true` until then.
+    pub fn in_force(&self) -> bool {
+        self.in_force.load(Ordering::Relaxed) != 2
     }
 
     /// Spawns `cmd` under the cap; `inherit` are descriptors (close-on-exec
@@ -118,8 +131,22 @@ fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> 
     cmd.spawn()
 }
 
+/// Whether the kernel ignores `RLIMIT_NPROC` for this process's children:
+/// their real uid is root of the first user namespace (with or without
+/// capabilities, the kernel checks the user).
+fn exempt_from_rlimit_nproc() -> bool {
+    rustix::process::getuid().is_root()
+        && std::fs::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|map| map.lines().any(|l| l.split_whitespace().take(2).eq(["0", "0"])))
+}
+
+/// Whether the process cap would hold for a command spawned here.
+pub(crate) fn cap_holds() -> bool {
+    !exempt_from_rlimit_nproc() || cgroup_available()
+}
+
 /// Whether Warden may make a pids cgroup here (it makes one and removes it).
-pub(crate) fn cgroup_available() -> bool {
+fn cgroup_available() -> bool {
     PidsCgroup::create().is_some()
 }
 

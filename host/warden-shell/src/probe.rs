@@ -103,14 +103,19 @@ pub fn explain(choice: OsBackend) -> String {
         Backend::Unsandboxed { reason } => Err(reason),
         other => return format!("{other:?}"),
     };
-    let cap = if rustix::process::geteuid().is_root() && !crate::pids::cgroup_available() {
+    let cap = if !crate::pids::cap_holds() {
         "NO process cap (root, and no cgroup Warden may make)"
     } else {
         "the process cap"
     };
+    let erratum = match crate::landlock::errata_fixed() {
+        Some(fixed) if fixed & crate::landlock::ERRATUM_DISCONNECTED_DIRECTORIES != 0 => "",
+        Some(_) => " (this kernel lacks the fix of Landlock's erratum 3: a folder moved out of a bind mount by a process outside the sandbox may keep rights below it)",
+        None => " (this kernel cannot say whether it has the fix of Landlock's erratum 3, about folders moved out of a bind mount)",
+    };
     let landlock = |why: String| match landlock() {
         Ok(Backend::Landlock { abi }) => format!(
-            "Landlock ABI {abi}{why}: writes only in the writable mounts; file contents read only from the system folders, /proc and the mounts \
+            "Landlock ABI {abi}{why}{erratum}: writes only in the writable mounts; file contents read only from the system folders, /proc and the mounts \
              (names elsewhere can be looked up, and listed on the way to a denied path); protected and denied paths kept by folder \
              (nothing new can be made in a folder that holds one); TCP refused unless the network is on, other sockets by seccomp; \
              other processes listed in /proc with their command lines, but not signalled, traced or read; no chmod, chown or extended attributes; \

@@ -15,7 +15,8 @@ use crate::bwrap;
 use crate::egress::{Egress, NamespaceEgress};
 use crate::output::Captured;
 use crate::error::ShellError;
-use crate::watch::{watch, Watched};
+use crate::landlock::{Confinement, Step};
+use crate::watch::{watch, Group, Watched};
 use crate::pids::ProcessCap;
 use crate::plan::ExecPlan;
 use crate::sandbox_init::SandboxInit;
@@ -164,22 +165,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     inherit.extend(egress.as_ref().map(|e| e.inherited()));
     let child = match job.cap.spawn(cmd, inherit) {
         Ok(child) => child,
-        Err(e) if namespaced.is_some() => {
-            return Err(ShellError::Policy(format!(
-                "a network allowlist under Landlock needs a network namespace of the command's own, which this host refused ({e}); \
-                 the command was not run"
-            )));
-        }
-        // No program to run: the command's failure, told as a shell tells it (bwrap reports it so too).
-        Err(e) if matches!(job.backend, Backend::Landlock { .. }) && matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
-            let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
-            let stderr = format!("{}: {e}\n", job.command[0].to_string_lossy());
-            let ended = Ended { stdout: Captured::new(), stderr: Captured { bytes: stderr.into_bytes(), truncated: false }, exit_code: code, timed_out: false, cancelled: false };
-            let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused: Vec::new() };
-            return Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], job.backend.name())));
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::failed_step), e),
     };
+    let group = Group::of(&child);
     if let Some(e) = egress.as_mut() {
         e.spawned();
     }
@@ -194,7 +182,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let init = status_read.as_ref().map(|status| SandboxInit::find(status, job.timeout));
-    let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, job.timeout, job.plan.max_output_bytes, job.cancel)?;
+    let Watched { status, stdout: out, stderr: err, timed_out, cancelled } = watch(child, group, job.timeout, job.plan.max_output_bytes, job.cancel)?;
     if let Some(init) = &init {
         init.wait_gone();
     }
@@ -239,12 +227,40 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     {
         warnings.push(note);
     }
+    if matches!(job.backend, Backend::Bwrap(_) | Backend::Landlock { .. }) && !job.cap.in_force() {
+        warnings.push(
+            "warning: no process cap: Warden runs as root and may make no cgroup here, and the kernel does not apply RLIMIT_NPROC to root; \
+             only the timeout bounds this command's processes"
+                .into(),
+        );
+    }
     if let Backend::Unsandboxed { reason } = job.backend {
         warnings.push(format!("warning: this command ran WITHOUT an OS sandbox: {reason}"));
     }
     let ended = Ended { stdout: out, stderr: err, exit_code, timed_out, cancelled };
     let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused };
     Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, job.backend.name())))
+}
+
+/// A spawn that failed: in the child's confinement (`step`), or because the
+/// program could not be run, which under Landlock is the command's failure,
+/// told as a shell tells it (bwrap reports it so too).
+fn not_spawned(job: &Job<'_>, step: Option<Step>, e: std::io::Error) -> Result<Outcome, ShellError> {
+    match step {
+        Some(Step::Network) => Err(ShellError::Policy(format!(
+            "a network allowlist under Landlock needs a network namespace of the command's own, which this host refused ({e}); \
+             the command was not run"
+        ))),
+        Some(Step::Confine) => Err(ShellError::SandboxSetup { reason: format!("Landlock could not confine the command: {e}") }),
+        None if matches!(job.backend, Backend::Landlock { .. }) && matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
+            let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+            let stderr = format!("{}: {e}\n", job.command[0].to_string_lossy());
+            let ended = Ended { stdout: Captured::new(), stderr: Captured { bytes: stderr.into_bytes(), truncated: false }, exit_code: code, timed_out: false, cancelled: false };
+            let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused: Vec::new() };
+            Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], job.backend.name())))
+        }
+        None => Err(e.into()),
+    }
 }
 
 /// How a command ended, before Warden's notes are added.

@@ -76,13 +76,10 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
             libc::SYS_ioprio_set,
             // Landlock does not guard a file's mode, owner or extended attributes,
             // and a path reaches any file: `chmod -R go+w ~`, a setuid bit as root.
-            libc::SYS_chmod,
             libc::SYS_fchmod,
             libc::SYS_fchmodat,
             FCHMODAT2,
-            libc::SYS_chown,
             libc::SYS_fchown,
-            libc::SYS_lchown,
             libc::SYS_fchownat,
             libc::SYS_setxattr,
             libc::SYS_lsetxattr,
@@ -91,6 +88,11 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
             libc::SYS_lremovexattr,
             libc::SYS_fremovexattr,
         ] {
+            rules.insert(call, Vec::new());
+        }
+        // The older calls, which newer architectures (aarch64) do not have.
+        #[cfg(target_arch = "x86_64")]
+        for call in [libc::SYS_chmod, libc::SYS_chown, libc::SYS_lchown] {
             rules.insert(call, Vec::new());
         }
         let namespaces = (libc::CLONE_NEWNS | libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNET | libc::CLONE_NEWIPC
@@ -188,21 +190,24 @@ fn refusing_x32(program: BpfProgram) -> BpfProgram {
     guarded
 }
 
+/// The audit architecture of the calls this build's programs judge (the
+/// numbers in the rules are this architecture's).
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xc000_00b7;
+
 /// `program` behind a check that answers `clone3` ENOSYS: it passes its
 /// flags (new namespaces among them) in memory seccomp cannot read, and
 /// libc falls back to `clone`, whose flags the rules see, on ENOSYS alone.
 fn without_clone3(program: BpfProgram) -> BpfProgram {
-    if !cfg!(target_arch = "x86_64") {
-        return program;
-    }
     const LOAD_WORD: u16 = 0x20;
     const JUMP_IF_EQUAL: u16 = 0x15;
     const RETURN: u16 = 0x06;
-    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
     let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
     let mut guarded = vec![
         ins(LOAD_WORD, 0, 0, 4),
-        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH_X86_64),
+        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH),
         ins(LOAD_WORD, 0, 0, 0),
         ins(JUMP_IF_EQUAL, 0, 1, libc::SYS_clone3 as u32),
         ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),

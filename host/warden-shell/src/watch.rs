@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use rustix::process::{kill_process_group, Pid, Signal};
+use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 
 use crate::output::Captured;
 
@@ -30,8 +30,36 @@ pub struct Watched {
     pub cancelled: bool,
 }
 
-/// Watches `child` until it ends, runs out of `timeout`, or `cancel` is set.
-pub fn watch(mut child: Child, timeout: Duration, cap: u64, cancel: Option<&AtomicBool>) -> std::io::Result<Watched> {
+/// A spawned command's process group, killed when this value is dropped: an
+/// error or a panic between the spawn and the command's end leaves nothing of
+/// it running. [`watch`] kills the group itself, before it reaps the leader
+/// (whose pid keeps the group's number from being given to another group).
+pub struct Group {
+    pgid: Option<Pid>,
+}
+
+impl Group {
+    /// The group `child` leads (spawned with `process_group(0)`).
+    pub fn of(child: &Child) -> Group {
+        Group { pgid: Some(Pid::from_child(child)) }
+    }
+
+    fn kill(&self) {
+        if let Some(pgid) = self.pgid {
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Watches `child` (the leader of `group`) until it ends, runs out of
+/// `timeout`, or `cancel` is set.
+pub fn watch(mut child: Child, mut group: Group, timeout: Duration, cap: u64, cancel: Option<&AtomicBool>) -> std::io::Result<Watched> {
     let pgid = Pid::from_child(&child);
     let deadline = Instant::now() + timeout;
     let pidfd: Option<OwnedFd> = rustix::process::pidfd_open(pgid, rustix::process::PidfdFlags::empty()).ok();
@@ -41,12 +69,12 @@ pub fn watch(mut child: Child, timeout: Duration, cap: u64, cancel: Option<&Atom
     loop {
         let now = Instant::now();
         let stop = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
-        if ended.is_none() && (stop || now >= deadline || child.try_wait()?.is_some()) {
-            let running = child.try_wait()?.is_none();
+        if ended.is_none() && (stop || now >= deadline || exited(pgid)?) {
+            let running = !exited(pgid)?;
             cancelled = stop && running;
             timed_out = !cancelled && now >= deadline && running;
             // Whatever the command left behind in its group goes too.
-            let _ = kill_process_group(pgid, Signal::KILL);
+            group.kill();
             ended = Some(now);
         }
         let open: Vec<usize> = (0..2).filter(|&i| streams[i].is_open()).collect();
@@ -75,6 +103,8 @@ pub fn watch(mut child: Child, timeout: Duration, cap: u64, cancel: Option<&Atom
             }
         }
     }
+    // Killed above: reaping the leader now frees the group's number.
+    group.pgid = None;
     let status = child.wait()?;
     let [out, err] = streams;
     Ok(Watched { status, stdout: out.captured.finish(cap), stderr: err.captured.finish(cap), timed_out, cancelled })
@@ -112,4 +142,10 @@ impl Stream {
             _ => self.pipe = None,
         }
     }
+}
+
+/// Whether the child `pid` has ended, without reaping it.
+fn exited(pid: Pid) -> std::io::Result<bool> {
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    Ok(waitid(WaitId::Pid(pid), options)?.is_some())
 }

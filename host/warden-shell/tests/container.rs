@@ -324,6 +324,17 @@ fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
 }
 
 #[test]
+fn a_denied_path_inside_a_protected_folder_stays_hidden() {
+    let p = Project::new();
+    p.file("proj/.codex/auth.json", SECRET).file("proj/.codex/keys/id", SECRET).file("proj/.codex/config.toml", "safe = true\n");
+    let s = sandbox(&p, "    protect: [.codex]\n    deny_read: [.codex/auth.json, .codex/keys/]\n", "");
+    let r = sh(&s, "cat .codex/auth.json; cat .codex/keys/id; cat .codex/config.toml; echo evil > .codex/config.toml");
+    assert!(!r.stdout.contains(SECRET) && !r.stderr.contains(SECRET), "{r:?}");
+    assert!(r.stdout.contains("safe = true"), "{r:?}");
+    assert_eq!(p.read("proj/.codex/config.toml").as_deref(), Some("safe = true\n"), "{r:?}");
+}
+
+#[test]
 fn a_symlinked_protected_file_stays_read_only_at_its_target() {
     let p = Project::new();
     p.file("proj/dotfiles/bashrc", "safe\n");

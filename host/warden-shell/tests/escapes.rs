@@ -243,10 +243,22 @@ fn a_symlinked_protected_folder_stays_read_only_at_its_target() {
     p.file("proj/conf/config.toml", "safe = true\n");
     link(&p, "conf", "proj/.codex");
     let sandbox = p.sandbox("  shell: { protect: [.codex] }\n");
-    let r = sh_in(&sandbox, "echo evil > .codex/config.toml; echo evil > .codex/new.toml; echo evil > conf/config.toml; mv conf conf2; echo ok > ok.txt");
+    std::fs::create_dir(p.path("proj/work")).unwrap();
+    let r = sh_in(&sandbox, "echo evil > .codex/config.toml; echo evil > .codex/new.toml; echo evil > conf/config.toml; mv conf conf2; echo ok > work/ok.txt");
     assert_eq!(p.read("proj/conf/config.toml").as_deref(), Some("safe = true\n"), "{r:?}");
     assert!(!p.exists("proj/conf/new.toml") && !p.exists("proj/conf2"), "{r:?}");
-    assert_eq!(p.read("proj/ok.txt").as_deref(), Some("ok\n"), "{r:?}");
+    assert_eq!(p.read("proj/work/ok.txt").as_deref(), Some("ok\n"), "{r:?}");
+}
+
+#[test]
+fn a_denied_path_inside_a_protected_folder_stays_hidden() {
+    let p = Project::new();
+    p.file("proj/.codex/auth.json", SECRET).file("proj/.codex/keys/id", SECRET).file("proj/.codex/config.toml", "safe = true\n");
+    let sandbox = p.sandbox("  shell: { protect: [.codex], deny_read: [.codex/auth.json, .codex/keys/] }\n");
+    let r = sh_in(&sandbox, "cat .codex/auth.json; cat .codex/keys/id; cat .codex/config.toml; echo evil > .codex/config.toml");
+    assert_no_secret(&r);
+    assert!(r.stdout.contains("safe = true"), "{r:?}");
+    assert_eq!(p.read("proj/.codex/config.toml").as_deref(), Some("safe = true\n"), "{r:?}");
 }
 
 #[test]
@@ -567,8 +579,7 @@ const NOT_AS_UNDER_BWRAP: &[(&str, &str)] = &[
     ("a_commondir_that_would_redirect_gits_config_and_hooks_cannot_be_made", "no placeholder is made: a missing commondir cannot be created at all"),
     ("a_mount_that_cannot_be_bound_fails_closed_instead_of_running_bare", "fails closed with another message (the folder cannot be opened)"),
     ("a_replaced_protected_symlink_is_reported", "the link cannot be replaced at all: its folder gains no entry"),
-    ("a_symlinked_protected_folder_stays_read_only_at_its_target", "holds; its control file at the mount's top cannot be made"),
-    ("agent_settings_hooks_submodules_and_nested_repositories_cannot_be_planted", "holds; its control file at the mount's top cannot be made"),
+    ("agent_settings_hooks_submodules_and_nested_repositories_cannot_be_planted", "holds; but no new file can be made in the nested repository's folders, which hold protected paths"),
     ("a_placeholder_stays_while_another_command_covers_it", "no placeholder is made: the missing paths cannot be created at all"),
     ("folders_outside_the_mounts_are_invisible", "names outside the mounts can be looked up (stat), though not listed or read"),
     ("no_host_pids_are_visible", "no PID namespace: other processes are listed in /proc (not signalled, traced or read)"),

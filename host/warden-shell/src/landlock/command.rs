@@ -3,7 +3,7 @@
 //! network part Landlock lacks, and the step the child takes before exec.
 
 use std::ffi::OsString;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,12 +29,36 @@ pub struct Confinement {
     _ruleset: Prepared,
     _filter: seccompiler::BpfProgram,
     _maps: Box<Maps>,
+    /// Where the child tells which step of its confinement failed (one byte,
+    /// a [`Step`]), so that a failure is not taken for the program's own.
+    failure: (OwnedFd, OwnedFd),
     pub tmp: tempfile::TempDir,
     /// Folders of the mounts that can gain no entry, for the note on a failure.
     pub closed: Vec<PathBuf>,
 }
 
+/// A step the child takes before exec, as told on the failure pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Step {
+    /// The user and network namespace of a network allowlist (`netns.rs`).
+    Network = 1,
+    /// Capabilities, no_new_privs, the Landlock domain, the seccomp program.
+    Confine = 2,
+}
+
 impl Confinement {
+    /// After a failed spawn: the step of the confinement that failed, if one did
+    /// (else the program itself could not be run).
+    pub fn failed_step(&self) -> Option<Step> {
+        let mut byte = [0u8];
+        match rustix::io::read(&self.failure.0, &mut byte) {
+            Ok(1) if byte[0] == Step::Network as u8 => Some(Step::Network),
+            Ok(1) => Some(Step::Confine),
+            _ => None,
+        }
+    }
+
     /// What a failed command is told about the folders that gain no entry.
     pub fn note(&self) -> Option<String> {
         if self.closed.is_empty() {
@@ -77,21 +101,28 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
     let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet, true).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
-    let (fd, program, len) = (ruleset.raw_fd(), filter.as_ptr() as usize, filter.len() as u16);
+    let len = u16::try_from(filter.len()).map_err(|_| ShellError::Policy("seccomp filter: too long".into()))?;
+    let (fd, program) = (ruleset.raw_fd(), filter.as_ptr() as usize);
+    let failure = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK).map_err(|e| ShellError::Spawn(e.into()))?;
+    let tell = failure.1.as_raw_fd();
     let maps = Box::new(Maps::of_this_process());
     let maps_at = &*maps as *const Maps as usize;
     // SAFETY: these steps make system calls only; the descriptors, the maps and
     // the program stay alive in `Confinement` until the spawn has returned.
     unsafe {
         cmd.pre_exec(move || {
+            let failed = |step: Step, error: std::io::Error| {
+                let _ = rustix::io::write(BorrowedFd::borrow_raw(tell), &[step as u8]);
+                error
+            };
             if let Some(control) = bridge {
-                private_network(control, &*(maps_at as *const Maps))?;
+                private_network(control, &*(maps_at as *const Maps)).map_err(|e| failed(Step::Network, e))?;
             }
-            confine(fd, program as *const seccompiler::sock_filter, len)
+            confine(fd, program as *const seccompiler::sock_filter, len).map_err(|e| failed(Step::Confine, e))
         })
     };
     let closed = layout.chains.iter().filter(|c| plan.binds.iter().any(|b| b.writable && c.starts_with(&b.host))).cloned().collect();
-    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, _maps: maps, tmp, closed }))
+    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, _maps: maps, failure, tmp, closed }))
 }
 
 /// The grants: the system folders (or the whole host under `read: all`)

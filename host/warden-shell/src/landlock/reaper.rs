@@ -30,8 +30,14 @@ impl Reaper {
                 for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM, libc::SIGPIPE] {
                     libc::signal(signal, libc::SIG_IGN);
                 }
-                // Only the listening end: Warden's death closes the other.
+                // Only the listening end: Warden's death closes the other, and
+                // no other command's pipe may be kept open by this process.
                 libc::close(tell.as_raw_fd());
+                let kept = listen.as_raw_fd() as libc::c_uint;
+                if kept > 0 {
+                    libc::syscall(libc::SYS_close_range, 0, kept - 1, 0);
+                }
+                libc::syscall(libc::SYS_close_range, kept + 1, libc::c_uint::MAX, 0);
                 let mut byte = 0u8;
                 let read = loop {
                     let n = libc::read(listen.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);

@@ -112,8 +112,11 @@ pub const PLANTED: &[&str] = &[
     "apps/web/.git/worktrees/x/commondir",
 ];
 
-/// A project with a submodule's git folder and a nested repository, as `plant` expects.
+/// A project with a submodule's git folder, a nested repository, and a
+/// `work/` folder for the control file, as `plant` expects. (Under Landlock
+/// nothing new can be made at the top of a mount that holds protected paths.)
 pub fn with_repositories(p: &Project, root: &str) {
+    std::fs::create_dir_all(p.path(&format!("{root}/work"))).unwrap();
     p.file(&format!("{root}/.git/modules/lib/config"), "[core]\n");
     std::fs::create_dir_all(p.path(&format!("{root}/.git/modules/lib/hooks"))).unwrap();
     p.file(&format!("{root}/apps/web/.git/config"), "[core]\n");
@@ -126,7 +129,7 @@ pub fn plant() -> String {
         .iter()
         .map(|p| format!("mkdir -p \"$(dirname {p})\" 2>/dev/null; echo 'evil' >> {p} 2>/dev/null"))
         .collect();
-    format!("{}; echo ran > control.txt", tries.join("; "))
+    format!("{}; echo ran > work/control.txt", tries.join("; "))
 }
 
 /// Each of [`PLANTED`] below `root` on the host holds no `evil`.
@@ -135,5 +138,5 @@ pub fn assert_nothing_planted(p: &Project, root: &str) {
         let content = std::fs::read_to_string(p.path(&format!("{root}/{planted}"))).unwrap_or_default();
         assert!(!content.contains("evil"), "{planted} was planted: {content:?}");
     }
-    assert_eq!(p.read(&format!("{root}/control.txt")).as_deref(), Some("ran\n"), "the command did not run");
+    assert_eq!(p.read(&format!("{root}/work/control.txt")).as_deref(), Some("ran\n"), "the command did not run");
 }
