@@ -182,6 +182,55 @@ fn a_kept_sandbox_serves_several_commands_until_stopped() {
     assert!(stderr.starts_with(&format!("warden: no running sandbox named {name} (")), "{stderr}");
 }
 
+/// What `warden sandbox start` leaves for later commands (`container/kept.rs`).
+fn kept_state(name: &str) -> std::path::PathBuf {
+    let folder = match std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from).filter(|d| d.is_absolute()) {
+        Some(dir) => dir.join("warden"),
+        None => std::path::PathBuf::from("/run/warden"),
+    };
+    folder.join("kept").join(format!("warden-{name}.json"))
+}
+
+#[test]
+fn a_kept_sandbox_is_reached_without_the_engine_while_its_state_holds() {
+    let f = fixture();
+    let name = format!("clifast{}", std::process::id());
+    assert_eq!(warden(&f, &["sandbox", "start", "--policy", "policy.yaml", "--name", &name], &[]).0, 0);
+    let state = kept_state(&name);
+    let edit = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        change(&mut json);
+        std::fs::write(&state, serde_json::to_vec(&json).unwrap()).unwrap();
+    };
+    let read = |key: &str, field: &str| {
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        if field.is_empty() { json[key].clone() } else { json[key][field].clone() }
+    };
+    let run = || warden(&f, &["exec", "--sandbox", &name, "--", "echo", "ran"], &[]);
+    // No engine at the address it names: the command runs all the same, through the runner alone.
+    edit(&|json| json["engine"]["socket"] = "/nonexistent/engine.sock".into());
+    assert_eq!(run(), (0, "ran\n".to_owned(), String::new()));
+    assert_eq!(read("engine", "socket"), "/nonexistent/engine.sock");
+    // An init that is not the container's (this test's own process): not believed; the engine is asked, and the state written again.
+    let init = read("init", "");
+    edit(&|json| json["init"] = std::process::id().into());
+    assert_eq!(run(), (0, "ran\n".to_owned(), String::new()));
+    assert_eq!((read("init", ""), read("engine", "socket") != "/nonexistent/engine.sock"), (init.clone(), true));
+    // Another container's id with the right init: not believed either.
+    edit(&|json| {
+        json["id"] = "0".repeat(64).into();
+        json["engine"]["socket"] = "/nonexistent/engine.sock".into();
+    });
+    assert_eq!(run(), (0, "ran\n".to_owned(), String::new()));
+    assert_ne!(read("id", ""), "0".repeat(64));
+    let (status, _, stderr) = warden(&f, &["sandbox", "stop", &name], &[]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(!state.exists(), "the state outlived its sandbox");
+    let (status, _, stderr) = run();
+    assert_eq!(status, 2);
+    assert!(stderr.starts_with(&format!("warden: no running sandbox named {name} (")), "{stderr}");
+}
+
 #[test]
 fn sandbox_names_and_policies_are_checked() {
     let f = fixture();

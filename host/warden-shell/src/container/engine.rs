@@ -4,6 +4,7 @@
 //! `PATH` proves nothing (a client may have no daemon behind it).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,7 +21,8 @@ const SERVICE_START: Duration = Duration::from_secs(10);
 /// The service Warden starts exits after this long without a request.
 const SERVICE_IDLE_S: u32 = 600;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     Docker,
     Podman,
@@ -35,29 +37,69 @@ impl EngineKind {
     }
 }
 
-/// A connected engine.
+/// A connected engine, or one known by its address, whose client is made on
+/// the first request.
 #[derive(Clone)]
 pub struct Engine {
     pub kind: EngineKind,
-    pub api: Docker,
+    api: Arc<OnceLock<Docker>>,
     /// Rootless podman on cgroup v1 does not apply memory or CPU limits.
     pub applies_limits: bool,
     /// The socket of the podman service Warden started, which exits when idle.
     own_service: Option<PathBuf>,
+    /// The API's socket.
+    pub socket: PathBuf,
+}
+
+/// Where an engine was found, to reach it again without asking it first.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EngineAddress {
+    pub kind: EngineKind,
+    pub socket: PathBuf,
+    /// Warden's own podman service, started again when it has exited.
+    pub own_service: bool,
+    pub applies_limits: bool,
 }
 
 impl Engine {
+    pub fn address(&self) -> EngineAddress {
+        EngineAddress { kind: self.kind, socket: self.socket.clone(), own_service: self.own_service.is_some(), applies_limits: self.applies_limits }
+    }
+
+    /// The engine at `address`, without a request: a later request finds
+    /// out whether it still answers.
+    pub fn at(address: &EngineAddress) -> Engine {
+        let own_service = address.own_service.then(|| address.socket.clone());
+        Engine { kind: address.kind, api: Arc::default(), applies_limits: address.applies_limits, own_service, socket: address.socket.clone() }
+    }
+
+    /// The API's client.
+    pub fn api(&self) -> Result<&Docker, ShellError> {
+        if let Some(api) = self.api.get() {
+            return Ok(api);
+        }
+        let api = client(&self.socket).map_err(ShellError::Engine)?;
+        Ok(self.api.get_or_init(|| api))
+    }
+
+    async fn answers(&self) -> bool {
+        match self.api() {
+            Ok(api) => api.ping().await.is_ok(),
+            Err(_) => false,
+        }
+    }
+
     /// Makes sure the engine answers before a request that needs it: a
     /// podman service of Warden's that exited while idle (commands never
     /// need it, so it may have) is started again on its socket.
     pub async fn serving(&self) -> Result<(), ShellError> {
         let Some(socket) = &self.own_service else { return Ok(()) };
-        if self.api.ping().await.is_ok() {
+        if self.answers().await {
             return Ok(());
         }
         start_service(socket).map_err(ShellError::Engine)?;
         let deadline = Instant::now() + SERVICE_START;
-        while self.api.ping().await.is_err() {
+        while !self.answers().await {
             if Instant::now() > deadline {
                 return Err(ShellError::Engine(format!("`podman system service` on {} did not answer again within 10 s", socket.display())));
             }
@@ -85,28 +127,28 @@ pub async fn connect(choice: EngineChoice) -> Result<Engine, ShellError> {
 }
 
 async fn connect_kind(kind: EngineKind) -> Result<Engine, String> {
-    let (api, own_service) = match kind {
-        EngineKind::Docker => (docker_api().await?, None),
+    let (api, socket, own) = match kind {
+        EngineKind::Docker => docker_api().await?,
         EngineKind::Podman => podman_api().await?,
     };
     let info = api.info().await.map_err(|e| format!("info failed: {e}"))?;
     let rootless = info.security_options.unwrap_or_default().iter().any(|o| o.contains("rootless"));
     let cgroup_v1 = info.cgroup_version.map(|v| v.to_string() == "1").unwrap_or(false);
-    Ok(Engine { kind, api, applies_limits: !(rootless && cgroup_v1), own_service })
+    Ok(Engine { kind, api: Arc::new(OnceLock::from(api)), applies_limits: !(rootless && cgroup_v1), own_service: own.then(|| socket.clone()), socket })
 }
 
 /// dockerd at `DOCKER_HOST` (a unix socket) or its usual socket.
-async fn docker_api() -> Result<Docker, String> {
+async fn docker_api() -> Result<(Docker, PathBuf, bool), String> {
     let socket = match std::env::var("DOCKER_HOST") {
         Ok(host) => host.strip_prefix("unix://").map(PathBuf::from).ok_or_else(|| format!("DOCKER_HOST={host} is not a unix:// socket"))?,
         Err(_) => PathBuf::from("/var/run/docker.sock"),
     };
-    answering(&socket).await
+    Ok((answering(&socket).await?, socket, false))
 }
 
 /// podman's system socket if it answers, else Warden's own service (started
-/// now if needed), with that service's socket.
-async fn podman_api() -> Result<(Docker, Option<PathBuf>), String> {
+/// now if needed), with the socket and whether it is Warden's own.
+async fn podman_api() -> Result<(Docker, PathBuf, bool), String> {
     // podman's own socket unit: /run/podman for root, $XDG_RUNTIME_DIR/podman for a user.
     let system = match std::env::var_os("XDG_RUNTIME_DIR") {
         _ if rustix::process::geteuid().is_root() => PathBuf::from("/run/podman/podman.sock"),
@@ -114,17 +156,17 @@ async fn podman_api() -> Result<(Docker, Option<PathBuf>), String> {
         None => PathBuf::from(format!("/run/user/{}/podman/podman.sock", rustix::process::geteuid().as_raw())),
     };
     if let Ok(api) = answering(&system).await {
-        return Ok((api, None));
+        return Ok((api, system, false));
     }
     let own = own_folder()?.join("podman.sock");
     if let Ok(api) = answering(&own).await {
-        return Ok((api, Some(own)));
+        return Ok((api, own, true));
     }
     start_service(&own)?;
     let deadline = Instant::now() + SERVICE_START;
     loop {
         match answering(&own).await {
-            Ok(api) => return Ok((api, Some(own))),
+            Ok(api) => return Ok((api, own, true)),
             Err(why) if Instant::now() > deadline => return Err(format!("`podman system service` did not answer within 10 s: {why}")),
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
@@ -137,14 +179,19 @@ async fn answering(socket: &Path) -> Result<Docker, String> {
     if !socket.exists() {
         return Err(format!("no socket at {shown}"));
     }
-    let api = Docker::connect_with_unix(&socket.to_string_lossy(), REQUEST_TIMEOUT_S, bollard::API_DEFAULT_VERSION)
-        .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+    let api = client(socket)?;
     let api = tokio::time::timeout(Duration::from_secs(5), api.negotiate_version())
         .await
         .map_err(|_| format!("{shown} did not answer within 5 s"))?
         .map_err(|e| format!("{shown} did not answer: {e}"))?;
     api.ping().await.map_err(|e| format!("{shown} did not answer: {e}"))?;
     Ok(api)
+}
+
+/// A client of the API on `socket`; no request made.
+fn client(socket: &Path) -> Result<Docker, String> {
+    Docker::connect_with_unix(&socket.to_string_lossy(), REQUEST_TIMEOUT_S, bollard::API_DEFAULT_VERSION)
+        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
 /// Starts `podman system service` on `socket`, detached: it outlives this

@@ -280,12 +280,12 @@ fn owner_alive(mark: &str) -> bool {
 pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
     let filters = HashMap::from([("label".to_owned(), vec![LABEL_OWNER.to_owned()])]);
     let options = |all| ListContainersOptions { all, filters: Some(filters.clone()), ..Default::default() };
-    let list = match engine.api.list_containers(Some(options(true))).await {
+    let list = match engine.api()?.list_containers(Some(options(true))).await {
         Ok(list) => list,
         // podman 4 reports some stopped containers in a state the Docker API
         // does not have; the running ones, at least, can still be listed.
         Err(bollard::errors::Error::JsonDataError { .. } | bollard::errors::Error::JsonSerdeError { .. }) => {
-            engine.api.list_containers(Some(options(false))).await.map_err(|e| engine_error(engine, "list containers", e))?
+            engine.api()?.list_containers(Some(options(false))).await.map_err(|e| engine_error(engine, "list containers", e))?
         }
         Err(e) => return Err(engine_error(engine, "list containers", e)),
     };
@@ -319,16 +319,22 @@ pub struct Existing {
     pub exec: Option<ExecSettings>,
     /// The digest of its runner (`io.warden.runner`).
     pub runner: Option<String>,
+    /// Its full id, and its init's host PID (0 when it is not running).
+    pub id: String,
+    pub init: u32,
 }
 
 pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, ShellError> {
-    match engine.api.inspect_container(name, None).await {
+    match engine.api()?.inspect_container(name, None).await {
         Ok(c) => {
             let labels = c.config.and_then(|c| c.labels).unwrap_or_default();
             if !labels.contains_key(LABEL_SANDBOX) {
                 return Err(ShellError::Policy(format!("a container named {name} exists and was not made by Warden; it is left alone")));
             }
+            let init = c.state.as_ref().and_then(|s| s.pid).filter(|&p| p > 0).map_or(0, |p| p as u32);
             Ok(Some(Existing {
+                id: c.id.unwrap_or_default(),
+                init,
                 running: c.state.and_then(|s| s.running).unwrap_or(false),
                 owner: labels.get(LABEL_OWNER).cloned(),
                 config: labels.get(LABEL_CONFIG).cloned(),
@@ -345,7 +351,7 @@ pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, S
 pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> Result<(), ShellError> {
     let image = body.image.clone().unwrap_or_default();
     let options = CreateContainerOptions { name: Some(name.to_owned()), ..Default::default() };
-    if let Err(e) = engine.api.create_container(Some(options), body).await {
+    if let Err(e) = engine.api()?.create_container(Some(options), body).await {
         if let bollard::errors::Error::DockerResponseServerError { status_code: 404, .. } = e {
             return Err(ShellError::Policy(format!(
                 "the image {image} is not in {}'s store; build, import or pull it first",
@@ -354,7 +360,7 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
         }
         return Err(engine_error(engine, "create the container", e));
     }
-    if let Err(e) = engine.api.start_container(name, None).await {
+    if let Err(e) = engine.api()?.start_container(name, None).await {
         let _ = remove(engine, name).await;
         return Err(engine_error(engine, "start the container", e));
     }
@@ -363,12 +369,12 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
 
 /// Starts a container that stopped (the engine restarted, say).
 pub async fn start(engine: &Engine, name: &str) -> Result<(), ShellError> {
-    engine.api.start_container(name, None).await.map_err(|e| engine_error(engine, "start the container", e))
+    engine.api()?.start_container(name, None).await.map_err(|e| engine_error(engine, "start the container", e))
 }
 
 pub async fn remove(engine: &Engine, name: &str) -> Result<(), ShellError> {
     let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
-    match engine.api.remove_container(name, Some(options)).await {
+    match engine.api()?.remove_container(name, Some(options)).await {
         // 404: gone already; 409: being removed already (by another host's sweep).
         Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404 | 409, .. }) => Ok(()),
         Err(e) => Err(engine_error(engine, "remove the container", e)),

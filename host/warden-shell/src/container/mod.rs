@@ -3,6 +3,7 @@
 
 mod engine;
 mod exec;
+mod kept;
 mod layout;
 mod lifecycle;
 mod profile;
@@ -20,6 +21,7 @@ use warden_policy::{ContainerSettings, EngineChoice, Network};
 
 pub use engine::EngineKind;
 use engine::Engine;
+use kept::Kept;
 pub use layout::{refuse_nested_mounts, Layout, WORKSPACE};
 pub use lifecycle::{container_name, Cover, ExecSettings, Owner, DEFAULT_MEMORY, DEFAULT_NANO_CPUS};
 
@@ -191,6 +193,12 @@ impl ContainerSandbox {
                 }
                 return Err(e);
             }
+            if request.owner == Owner::Kept
+                && let Some((init, id)) = runner.known()
+            {
+                let kept = Kept { engine: engine.address(), id, init, config: config.clone(), runner: runner::program_digest(), settings: settings.clone() };
+                kept.save(&name);
+            }
             let running = Running {
                 engine,
                 name: name.clone(),
@@ -214,8 +222,26 @@ impl ContainerSandbox {
     /// A kept sandbox started earlier, by any process; with `must_run`, only
     /// one that runs (`stop` takes one that stopped too).
     pub fn attach(name: &str, must_run: bool) -> Result<ContainerSandbox, ShellError> {
+        let container = container_name(name, Owner::Kept);
+        // No request to the engine while the state its start left still holds.
+        if must_run
+            && let Some(kept) = Kept::load(&container)
+            && kept.settings.runner
+            && kept.runner == runner::program_digest()
+        {
+            let running = Running {
+                engine: Engine::at(&kept.engine),
+                name: container,
+                runner: runner::Link::pinned(&kept.settings, kept.init, &kept.id)?,
+                network: tokio::sync::Mutex::default(),
+                settings: kept.settings,
+                owner: Owner::Kept,
+                config: kept.config,
+                removed: AtomicBool::new(false),
+            };
+            return Ok(ContainerSandbox { running: Arc::new(running) });
+        }
         block_on(async {
-            let container = container_name(name, Owner::Kept);
             let mut tried = Vec::new();
             for choice in [EngineChoice::Docker, EngineChoice::Podman] {
                 let engine = match engine::connect(choice).await {
@@ -235,6 +261,17 @@ impl ContainerSandbox {
                                 "the sandbox {name} was started by another Warden build, whose runner this one cannot rely on; \
                                  stop it (warden sandbox stop {name}) and start it again"
                             )));
+                        }
+                        if must_run {
+                            let kept = Kept {
+                                engine: engine.address(),
+                                id: found.id.clone(),
+                                init: found.init,
+                                config: found.config.clone().unwrap_or_default(),
+                                runner: found.runner.clone().unwrap_or_default(),
+                                settings: settings.clone(),
+                            };
+                            kept.save(&container);
                         }
                         let running = Running {
                             engine,
@@ -370,6 +407,9 @@ impl Running {
         // Under the registry's lock: a start of the same name meanwhile would
         // find this container still running and take it, just before it goes.
         let _live = live().lock().unwrap_or_else(|p| p.into_inner());
+        if self.owner == Owner::Kept {
+            Kept::forget(&self.name);
+        }
         // Inside async code a runtime cannot block; a thread of its own can.
         let removing = || block_on(async { self.engine.serving().await?; lifecycle::remove(&self.engine, &self.name).await });
         let result = if tokio::runtime::Handle::try_current().is_ok() {

@@ -78,7 +78,7 @@ pub fn program() -> Result<Option<PathBuf>, ShellError> {
 
 /// Whether process `pid` is in the cgroup of the container with the full id `id`
 /// (`.../libpod-ID...` for podman, `.../docker/ID` or `docker-ID.scope` for docker).
-fn in_container(pid: u32, id: &str) -> bool {
+pub(crate) fn in_container(pid: u32, id: &str) -> bool {
     !id.is_empty() && std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|groups| groups.contains(id))
 }
 
@@ -86,6 +86,9 @@ fn in_container(pid: u32, id: &str) -> bool {
 /// PID) and full id, looked up once and again after a restart.
 pub struct Link {
     init: std::sync::Mutex<Option<(u32, String)>>,
+    /// The container's id when its settings came from elsewhere than its
+    /// labels (`kept.rs`): another container of the same name is refused.
+    pinned: Option<String>,
     /// The way into the network namespace of the init last reached.
     door: std::sync::Mutex<Option<Door>>,
     /// What the runner loads into each command before it starts it: the
@@ -112,11 +115,25 @@ impl Link {
     pub fn new(settings: &crate::container::ExecSettings) -> Result<Link, ShellError> {
         Ok(Link {
             init: std::sync::Mutex::default(),
+            pinned: None,
             door: std::sync::Mutex::default(),
             seccomp: crate::seccomp::program_bytes(settings.plan.allow_unix_sockets)?,
             covered: settings.covers.iter().map(|c| c.path.clone()).chain(settings.placeholders.iter().cloned()).collect(),
             held_by: std::sync::Mutex::default(),
         })
+    }
+
+    /// A link to the container `id` whose init is `init`, as a kept
+    /// sandbox's state says; no other container is reached through it.
+    pub fn pinned(settings: &crate::container::ExecSettings, init: u32, id: &str) -> Result<Link, ShellError> {
+        let link = Link { pinned: Some(id.to_owned()), ..Link::new(settings)? };
+        *link.init.lock().unwrap_or_else(|p| p.into_inner()) = Some((init, id.to_owned()));
+        Ok(link)
+    }
+
+    /// The container's init and full id, once looked up.
+    pub fn known(&self) -> Option<(u32, String)> {
+        self.init.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A connection to the container's runner, with the init it runs under:
@@ -252,9 +269,12 @@ impl Link {
         }
         // Warden's own podman service may have exited while idle.
         engine.serving().await?;
-        let inspect = engine.api.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
+        let inspect = engine.api()?.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
         let pid = inspect.state.and_then(|s| s.pid).filter(|&p| p > 0).map(|p| p as u32).unwrap_or(0);
         let known = (pid, inspect.id.unwrap_or_default());
+        if self.pinned.as_ref().is_some_and(|id| *id != known.1) {
+            return Err(unreachable("another container of the same name has replaced the sandbox's; stop the sandbox and start it again"));
+        }
         *self.init.lock().unwrap_or_else(|p| p.into_inner()) = Some(known.clone());
         Ok(known)
     }
