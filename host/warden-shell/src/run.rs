@@ -165,9 +165,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     inherit.extend(egress.as_ref().map(|e| e.inherited()));
     let child = match job.cap.spawn(cmd, inherit) {
         Ok(child) => child,
-        Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::failed_step), e),
+        Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::told), e),
     };
-    let group = Group::of(&child);
+    let mut group = Group::of(&child);
     if let Some(e) = egress.as_mut() {
         e.spawned();
     }
@@ -175,10 +175,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         n.spawned();
     }
     // Without a PID namespace, the group must end even if Warden does first.
-    let reaper = match job.backend {
-        Backend::Landlock { .. } => Some(crate::landlock::Reaper::watch(child.id() as i32)?),
-        _ => None,
-    };
+    if let Backend::Landlock { .. } = job.backend {
+        group.watched_by(crate::landlock::Reaper::watch(child.id() as i32)?);
+    }
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);
     let init = status_read.as_ref().map(|status| SandboxInit::find(status, job.timeout));
@@ -186,7 +185,6 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     if let Some(init) = &init {
         init.wait_gone();
     }
-    drop(reaper);
     drop(held);
     let confinement_note = confinement.as_ref().and_then(|c| c.note());
     drop(confinement);
@@ -242,9 +240,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, job.backend.name())))
 }
 
-/// A spawn that failed: in the child's confinement (`step`), or because the
-/// program could not be run, which under Landlock is the command's failure,
-/// told as a shell tells it (bwrap reports it so too).
+/// A spawn that failed: in the child's confinement (`step`), or, once
+/// confined, because the program could not be run, which is the command's
+/// failure, told as a shell tells it (bwrap reports it so too).
 fn not_spawned(job: &Job<'_>, step: Option<Step>, e: std::io::Error) -> Result<Outcome, ShellError> {
     match step {
         Some(Step::Network) => Err(ShellError::Policy(format!(
@@ -252,14 +250,14 @@ fn not_spawned(job: &Job<'_>, step: Option<Step>, e: std::io::Error) -> Result<O
              the command was not run"
         ))),
         Some(Step::Confine) => Err(ShellError::SandboxSetup { reason: format!("Landlock could not confine the command: {e}") }),
-        None if matches!(job.backend, Backend::Landlock { .. }) && matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
+        Some(Step::Confined) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
             let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
             let stderr = format!("{}: {e}\n", job.command[0].to_string_lossy());
             let ended = Ended { stdout: Captured::new(), stderr: Captured { bytes: stderr.into_bytes(), truncated: false }, exit_code: code, timed_out: false, cancelled: false };
             let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused: Vec::new() };
             Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &[], job.backend.name())))
         }
-        None => Err(e.into()),
+        Some(Step::Confined) | None => Err(e.into()),
     }
 }
 

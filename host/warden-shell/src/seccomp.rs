@@ -7,8 +7,13 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
 };
 
-/// `fchmodat2` (Linux 6.6), which libc does not name yet.
+/// Calls newer than libc's names, numbered alike on every architecture:
+/// `fchmodat2` (Linux 6.6), `setxattrat` and `removexattrat` (6.13, which
+/// set an ACL as well as `setxattr` does), `file_setattr` (6.17).
 const FCHMODAT2: i64 = 452;
+const SETXATTRAT: i64 = 463;
+const REMOVEXATTRAT: i64 = 466;
+const FILE_SETATTR: i64 = 469;
 
 /// The filter, compiled for this machine: `EPERM` for `ptrace`,
 /// `process_vm_{readv,writev}`, `io_uring_*`, `ioctl(TIOCSTI|TIOCLINUX)` (the
@@ -87,6 +92,9 @@ pub fn filter_with(allow_unix_sockets: bool, internet: Internet, keep_group: boo
             libc::SYS_removexattr,
             libc::SYS_lremovexattr,
             libc::SYS_fremovexattr,
+            SETXATTRAT,
+            REMOVEXATTRAT,
+            FILE_SETATTR,
         ] {
             rules.insert(call, Vec::new());
         }
@@ -197,19 +205,27 @@ const AUDIT_ARCH: u32 = 0xc000_003e;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xc000_00b7;
 
-/// `program` behind a check that answers `clone3` ENOSYS: it passes its
-/// flags (new namespaces among them) in memory seccomp cannot read, and
-/// libc falls back to `clone`, whose flags the rules see, on ENOSYS alone.
+/// The newest system call whose effects the rules above were written
+/// knowing: a later kernel's new calls (another way to change a file's mode,
+/// say, which Landlock would not see) are answered as an older kernel would.
+const NEWEST_REVIEWED: u32 = FILE_SETATTR as u32;
+
+/// `program` behind a check that answers ENOSYS to `clone3`, which passes
+/// its flags (new namespaces among them) in memory seccomp cannot read
+/// (libc falls back to `clone`, whose flags the rules see, on ENOSYS alone),
+/// and to every call newer than [`NEWEST_REVIEWED`].
 fn without_clone3(program: BpfProgram) -> BpfProgram {
     const LOAD_WORD: u16 = 0x20;
     const JUMP_IF_EQUAL: u16 = 0x15;
+    const JUMP_IF_GREATER: u16 = 0x25;
     const RETURN: u16 = 0x06;
     let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
     let mut guarded = vec![
         ins(LOAD_WORD, 0, 0, 4),
-        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH),
+        ins(JUMP_IF_EQUAL, 0, 4, AUDIT_ARCH),
         ins(LOAD_WORD, 0, 0, 0),
-        ins(JUMP_IF_EQUAL, 0, 1, libc::SYS_clone3 as u32),
+        ins(JUMP_IF_EQUAL, 1, 0, libc::SYS_clone3 as u32),
+        ins(JUMP_IF_GREATER, 0, 1, NEWEST_REVIEWED),
         ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
     guarded.extend(program);
@@ -344,10 +360,12 @@ mod tests {
     fn without_namespaces_a_command_keeps_to_itself() {
         let program = super::filter_with(false, super::Internet::None, true).unwrap();
         let judge_call = |nr: i64, args: [u64; 6]| judge(&program, AUDIT_ARCH_X86_64, nr as u32, args);
-        for call in [libc::SYS_unshare, libc::SYS_shmget, libc::SYS_keyctl, libc::SYS_setsid, libc::SYS_fchmodat, super::FCHMODAT2, libc::SYS_fchown, libc::SYS_setxattr] {
+        for call in [libc::SYS_unshare, libc::SYS_shmget, libc::SYS_keyctl, libc::SYS_setsid, libc::SYS_fchmodat, super::FCHMODAT2, libc::SYS_fchown, libc::SYS_setxattr, super::SETXATTRAT, super::REMOVEXATTRAT, super::FILE_SETATTR] {
             assert_eq!(judge_call(call, [0; 6]), ERRNO_EPERM, "{call}");
         }
         assert_eq!(judge_call(libc::SYS_clone3, [0; 6]), libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, "clone3 is ENOSYS, so libc uses clone");
+        assert_eq!(judge_call(super::FILE_SETATTR + 1, [0; 6]), libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, "a call newer than the rules");
+        assert_eq!(judge_call(super::FILE_SETATTR - 1, [0; 6]), libc::SECCOMP_RET_ALLOW);
         assert_eq!(judge_call(libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), libc::SECCOMP_RET_ALLOW);
         assert_eq!(judge_call(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as u64, 0, 0, 0, 0, 0]), ERRNO_EPERM);
         assert_eq!(judge_call(libc::SYS_clone, [(libc::CLONE_PARENT | libc::CLONE_VM) as u64, 0, 0, 0, 0, 0]), ERRNO_EPERM);

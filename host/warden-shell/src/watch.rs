@@ -36,12 +36,19 @@ pub struct Watched {
 /// (whose pid keeps the group's number from being given to another group).
 pub struct Group {
     pgid: Option<Pid>,
+    /// What kills the group if Warden dies first (Landlock): told the
+    /// command has ended before the leader is reaped, like the group's kill.
+    reaper: Option<crate::landlock::Reaper>,
 }
 
 impl Group {
     /// The group `child` leads (spawned with `process_group(0)`).
     pub fn of(child: &Child) -> Group {
-        Group { pgid: Some(Pid::from_child(child)) }
+        Group { pgid: Some(Pid::from_child(child)), reaper: None }
+    }
+
+    pub fn watched_by(&mut self, reaper: crate::landlock::Reaper) {
+        self.reaper = Some(reaper);
     }
 
     fn kill(&self) {
@@ -105,6 +112,7 @@ pub fn watch(mut child: Child, mut group: Group, timeout: Duration, cap: u64, ca
     }
     // Killed above: reaping the leader now frees the group's number.
     group.pgid = None;
+    group.reaper = None;
     let status = child.wait()?;
     let [out, err] = streams;
     Ok(Watched { status, stdout: out.captured.finish(cap), stderr: err.captured.finish(cap), timed_out, cancelled })

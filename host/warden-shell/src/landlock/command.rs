@@ -29,31 +29,34 @@ pub struct Confinement {
     _ruleset: Prepared,
     _filter: seccompiler::BpfProgram,
     _maps: Box<Maps>,
-    /// Where the child tells which step of its confinement failed (one byte,
-    /// a [`Step`]), so that a failure is not taken for the program's own.
+    /// Where the child tells how far its confinement went (one byte, a
+    /// [`Step`]), so that a failure is not taken for the program's own.
     failure: (OwnedFd, OwnedFd),
     pub tmp: tempfile::TempDir,
     /// Folders of the mounts that can gain no entry, for the note on a failure.
     pub closed: Vec<PathBuf>,
 }
 
-/// A step the child takes before exec, as told on the failure pipe.
+/// How far the child's confinement went before exec, as told on its pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Step {
-    /// The user and network namespace of a network allowlist (`netns.rs`).
+    /// Failed: the user and network namespace of a network allowlist (`netns.rs`).
     Network = 1,
-    /// Capabilities, no_new_privs, the Landlock domain, the seccomp program.
+    /// Failed: capabilities, no_new_privs, the Landlock domain, the seccomp program.
     Confine = 2,
+    /// Confined: what failed after was the program's own start.
+    Confined = 3,
 }
 
 impl Confinement {
-    /// After a failed spawn: the step of the confinement that failed, if one did
-    /// (else the program itself could not be run).
-    pub fn failed_step(&self) -> Option<Step> {
+    /// After a failed spawn: how far the child's confinement went; `None`
+    /// when it failed before (the working folder, say).
+    pub fn told(&self) -> Option<Step> {
         let mut byte = [0u8];
         match rustix::io::read(&self.failure.0, &mut byte) {
             Ok(1) if byte[0] == Step::Network as u8 => Some(Step::Network),
+            Ok(1) if byte[0] == Step::Confined as u8 => Some(Step::Confined),
             Ok(1) => Some(Step::Confine),
             _ => None,
         }
@@ -111,14 +114,15 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
     // the program stay alive in `Confinement` until the spawn has returned.
     unsafe {
         cmd.pre_exec(move || {
-            let failed = |step: Step, error: std::io::Error| {
+            let say = |step: Step| {
                 let _ = rustix::io::write(BorrowedFd::borrow_raw(tell), &[step as u8]);
-                error
             };
             if let Some(control) = bridge {
-                private_network(control, &*(maps_at as *const Maps)).map_err(|e| failed(Step::Network, e))?;
+                private_network(control, &*(maps_at as *const Maps)).inspect_err(|_| say(Step::Network))?;
             }
-            confine(fd, program as *const seccompiler::sock_filter, len).map_err(|e| failed(Step::Confine, e))
+            confine(fd, program as *const seccompiler::sock_filter, len).inspect_err(|_| say(Step::Confine))?;
+            say(Step::Confined);
+            Ok(())
         })
     };
     let closed = layout.chains.iter().filter(|c| plan.binds.iter().any(|b| b.writable && c.starts_with(&b.host))).cloned().collect();
