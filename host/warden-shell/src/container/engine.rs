@@ -73,17 +73,17 @@ impl Engine {
         Engine { kind: address.kind, api: Arc::default(), applies_limits: address.applies_limits, own_service, socket: address.socket.clone() }
     }
 
-    /// The API's client.
-    pub fn api(&self) -> Result<&Docker, ShellError> {
+    /// The API's client, at the version the engine speaks (asked on first use).
+    pub async fn api(&self) -> Result<&Docker, ShellError> {
         if let Some(api) = self.api.get() {
             return Ok(api);
         }
-        let api = client(&self.socket).map_err(ShellError::Engine)?;
+        let api = negotiated(client(&self.socket).map_err(ShellError::Engine)?, &self.socket).await.map_err(ShellError::Engine)?;
         Ok(self.api.get_or_init(|| api))
     }
 
     async fn answers(&self) -> bool {
-        match self.api() {
+        match self.api().await {
             Ok(api) => api.ping().await.is_ok(),
             Err(_) => false,
         }
@@ -179,13 +179,18 @@ async fn answering(socket: &Path) -> Result<Docker, String> {
     if !socket.exists() {
         return Err(format!("no socket at {shown}"));
     }
-    let api = client(socket)?;
-    let api = tokio::time::timeout(Duration::from_secs(5), api.negotiate_version())
-        .await
-        .map_err(|_| format!("{shown} did not answer within 5 s"))?
-        .map_err(|e| format!("{shown} did not answer: {e}"))?;
+    let api = negotiated(client(socket)?, socket).await?;
     api.ping().await.map_err(|e| format!("{shown} did not answer: {e}"))?;
     Ok(api)
+}
+
+/// `api` at the highest API version both it and the engine on `socket` speak.
+async fn negotiated(api: Docker, socket: &Path) -> Result<Docker, String> {
+    let shown = socket.display();
+    tokio::time::timeout(Duration::from_secs(5), api.negotiate_version())
+        .await
+        .map_err(|_| format!("{shown} did not answer within 5 s"))?
+        .map_err(|e| format!("{shown} did not answer: {e}"))
 }
 
 /// A client of the API on `socket`; no request made.

@@ -170,7 +170,7 @@ impl Drop for Events {
 async fn restart(target: &Target<'_>) -> Result<String, ShellError> {
     target.engine.serving().await?;
     let options = RestartContainerOptions { t: Some(0), ..Default::default() };
-    target.engine.api()?.restart_container(target.container, Some(options)).await.map_err(|e| {
+    target.engine.api().await?.restart_container(target.container, Some(options)).await.map_err(|e| {
         ShellError::Engine(format!("the container's runner did not end the command in time, and restarting the container failed: {e}"))
     })?;
     Ok("\n[warden: the container's runner did not end the command in time; the container was restarted, which ended it]\n".to_owned())

@@ -280,12 +280,12 @@ fn owner_alive(mark: &str) -> bool {
 pub async fn remove_stale(engine: &Engine) -> Result<Vec<String>, ShellError> {
     let filters = HashMap::from([("label".to_owned(), vec![LABEL_OWNER.to_owned()])]);
     let options = |all| ListContainersOptions { all, filters: Some(filters.clone()), ..Default::default() };
-    let list = match engine.api()?.list_containers(Some(options(true))).await {
+    let list = match engine.api().await?.list_containers(Some(options(true))).await {
         Ok(list) => list,
         // podman 4 reports some stopped containers in a state the Docker API
         // does not have; the running ones, at least, can still be listed.
         Err(bollard::errors::Error::JsonDataError { .. } | bollard::errors::Error::JsonSerdeError { .. }) => {
-            engine.api()?.list_containers(Some(options(false))).await.map_err(|e| engine_error(engine, "list containers", e))?
+            engine.api().await?.list_containers(Some(options(false))).await.map_err(|e| engine_error(engine, "list containers", e))?
         }
         Err(e) => return Err(engine_error(engine, "list containers", e)),
     };
@@ -325,7 +325,7 @@ pub struct Existing {
 }
 
 pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, ShellError> {
-    match engine.api()?.inspect_container(name, None).await {
+    match engine.api().await?.inspect_container(name, None).await {
         Ok(c) => {
             let labels = c.config.and_then(|c| c.labels).unwrap_or_default();
             if !labels.contains_key(LABEL_SANDBOX) {
@@ -351,7 +351,7 @@ pub async fn existing(engine: &Engine, name: &str) -> Result<Option<Existing>, S
 pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> Result<(), ShellError> {
     let image = body.image.clone().unwrap_or_default();
     let options = CreateContainerOptions { name: Some(name.to_owned()), ..Default::default() };
-    if let Err(e) = engine.api()?.create_container(Some(options), body).await {
+    if let Err(e) = engine.api().await?.create_container(Some(options), body).await {
         if let bollard::errors::Error::DockerResponseServerError { status_code: 404, .. } = e {
             return Err(ShellError::Policy(format!(
                 "the image {image} is not in {}'s store; build, import or pull it first",
@@ -360,7 +360,7 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
         }
         return Err(engine_error(engine, "create the container", e));
     }
-    if let Err(e) = engine.api()?.start_container(name, None).await {
+    if let Err(e) = engine.api().await?.start_container(name, None).await {
         let _ = remove(engine, name).await;
         return Err(engine_error(engine, "start the container", e));
     }
@@ -369,12 +369,12 @@ pub async fn create(engine: &Engine, name: &str, body: ContainerCreateBody) -> R
 
 /// Starts a container that stopped (the engine restarted, say).
 pub async fn start(engine: &Engine, name: &str) -> Result<(), ShellError> {
-    engine.api()?.start_container(name, None).await.map_err(|e| engine_error(engine, "start the container", e))
+    engine.api().await?.start_container(name, None).await.map_err(|e| engine_error(engine, "start the container", e))
 }
 
 pub async fn remove(engine: &Engine, name: &str) -> Result<(), ShellError> {
     let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
-    match engine.api()?.remove_container(name, Some(options)).await {
+    match engine.api().await?.remove_container(name, Some(options)).await {
         // 404: gone already; 409: being removed already (by another host's sweep).
         Ok(()) | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404 | 409, .. }) => Ok(()),
         Err(e) => Err(engine_error(engine, "remove the container", e)),

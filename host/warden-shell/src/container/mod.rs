@@ -193,10 +193,12 @@ impl ContainerSandbox {
                 }
                 return Err(e);
             }
+            let mut runner = runner;
+            runner.pin_to_known();
             if request.owner == Owner::Kept
                 && let Some((init, id)) = runner.known()
+                && let Some(kept) = Kept::of(engine.address(), id, init, config.clone(), runner::program_digest(), settings.clone())
             {
-                let kept = Kept { engine: engine.address(), id, init, config: config.clone(), runner: runner::program_digest(), settings: settings.clone() };
                 kept.save(&name);
             }
             let running = Running {
@@ -262,21 +264,17 @@ impl ContainerSandbox {
                                  stop it (warden sandbox stop {name}) and start it again"
                             )));
                         }
-                        if must_run {
-                            let kept = Kept {
-                                engine: engine.address(),
-                                id: found.id.clone(),
-                                init: found.init,
-                                config: found.config.clone().unwrap_or_default(),
-                                runner: found.runner.clone().unwrap_or_default(),
-                                settings: settings.clone(),
-                            };
+                        let config = found.config.clone().unwrap_or_default();
+                        if must_run
+                            && let Some(kept) =
+                                Kept::of(engine.address(), found.id.clone(), found.init, config, found.runner.clone().unwrap_or_default(), settings.clone())
+                        {
                             kept.save(&container);
                         }
                         let running = Running {
                             engine,
                             name: container,
-                            runner: runner::Link::new(&settings)?,
+                            runner: runner::Link::pinned(&settings, found.init, &found.id)?,
                             network: tokio::sync::Mutex::default(),
                             settings,
                             owner: Owner::Kept,
@@ -407,9 +405,6 @@ impl Running {
         // Under the registry's lock: a start of the same name meanwhile would
         // find this container still running and take it, just before it goes.
         let _live = live().lock().unwrap_or_else(|p| p.into_inner());
-        if self.owner == Owner::Kept {
-            Kept::forget(&self.name);
-        }
         // Inside async code a runtime cannot block; a thread of its own can.
         let removing = || block_on(async { self.engine.serving().await?; lifecycle::remove(&self.engine, &self.name).await });
         let result = if tokio::runtime::Handle::try_current().is_ok() {
@@ -417,6 +412,9 @@ impl Running {
         } else {
             removing()
         };
+        if self.owner == Owner::Kept {
+            Kept::forget(&self.name);
+        }
         // Its runner is gone with their locks: those no other sandbox holds go.
         crate::placeholders::remove_unused(&self.settings.placeholders, &self.settings.covers);
         result

@@ -76,10 +76,27 @@ pub fn program() -> Result<Option<PathBuf>, ShellError> {
     Ok(Some(path))
 }
 
-/// Whether process `pid` is in the cgroup of the container with the full id `id`
-/// (`.../libpod-ID...` for podman, `.../docker/ID` or `docker-ID.scope` for docker).
+/// Whether process `pid` is in the cgroup of the container with the full id
+/// `id`: a folder of its cgroup path named `libpod-ID` or `libpod-ID.scope`
+/// (podman), `ID` or `docker-ID.scope` (docker); never a name that merely
+/// holds the id (`libpod-conmon-ID.scope` is podman's monitor, outside).
 pub(crate) fn in_container(pid: u32, id: &str) -> bool {
-    !id.is_empty() && std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|groups| groups.contains(id))
+    let names_it = |folder: &str| {
+        let bare = folder.strip_suffix(".scope").unwrap_or(folder);
+        let bare = bare.strip_prefix("libpod-").or_else(|| bare.strip_prefix("docker-")).unwrap_or(bare);
+        bare == id
+    };
+    id.len() >= 32
+        && std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+            .is_ok_and(|groups| groups.lines().filter_map(|l| l.splitn(3, ':').nth(2)).any(|path| path.split('/').any(names_it)))
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`'s
+/// 22nd field): with the PID, a process that no reuse of the number can pass for.
+pub(crate) fn started_at(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces: count after its end.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// How Warden reaches one container's runner: the container's init (host
@@ -123,12 +140,20 @@ impl Link {
         })
     }
 
-    /// A link to the container `id` whose init is `init`, as a kept
-    /// sandbox's state says; no other container is reached through it.
+    /// A link to the container `id` (whose init is `init`, 0 when not
+    /// known): no other container is reached through it, even one that takes
+    /// the name after it, since its settings are another's.
     pub fn pinned(settings: &crate::container::ExecSettings, init: u32, id: &str) -> Result<Link, ShellError> {
         let link = Link { pinned: Some(id.to_owned()), ..Link::new(settings)? };
-        *link.init.lock().unwrap_or_else(|p| p.into_inner()) = Some((init, id.to_owned()));
+        if init != 0 {
+            *link.init.lock().unwrap_or_else(|p| p.into_inner()) = Some((init, id.to_owned()));
+        }
         Ok(link)
+    }
+
+    /// Pins this link to the container it has reached (see [`Link::pinned`]).
+    pub fn pin_to_known(&mut self) {
+        self.pinned = self.known().map(|(_, id)| id);
     }
 
     /// The container's init and full id, once looked up.
@@ -269,7 +294,7 @@ impl Link {
         }
         // Warden's own podman service may have exited while idle.
         engine.serving().await?;
-        let inspect = engine.api()?.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
+        let inspect = engine.api().await?.inspect_container(container, None).await.map_err(|e| engine_error(engine, "inspect the container", e))?;
         let pid = inspect.state.and_then(|s| s.pid).filter(|&p| p > 0).map(|p| p as u32).unwrap_or(0);
         let known = (pid, inspect.id.unwrap_or_default());
         if self.pinned.as_ref().is_some_and(|id| *id != known.1) {
@@ -626,7 +651,18 @@ mod tests {
     }
 
     /// Sends `request` (with two pipes when `with_pipes`); the runner's answer and the command's stdout.
+    /// A runner that refuses closes with the request unread, which may reset the connection
+    /// before its answer is read: then asked again.
     fn ask(socket: &str, request: &[u8], with_pipes: bool) -> (String, String) {
+        for _ in 0..5 {
+            if let Ok(answered) = try_ask(socket, request, with_pipes) {
+                return answered;
+            }
+        }
+        panic!("the runner's answer was lost to a reset five times");
+    }
+
+    fn try_ask(socket: &str, request: &[u8], with_pipes: bool) -> std::io::Result<(String, String)> {
         let mut conn = open(socket).unwrap();
         let mut stdout = String::new();
         // A runner that refuses may close before the request is all sent.
@@ -638,8 +674,8 @@ mod tests {
             let _ = conn.write_all(request);
         }
         let mut answer = String::new();
-        conn.read_to_string(&mut answer).unwrap();
-        (answer, stdout)
+        conn.read_to_string(&mut answer)?;
+        Ok((answer, stdout))
     }
 
     /// Whether a process of this machine has `marker` in its command line.
