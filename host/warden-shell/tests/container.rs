@@ -421,7 +421,9 @@ fn capabilities_are_empty_and_setuid_cannot_raise_them() {
 fn with_probe(p: &Project) {
     static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("warden-probe-{}", std::process::id()));
+        // Built under the target folder, then renamed onto the one copy kept there.
+        let folder = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let out = folder.join(format!("probe-{}", std::process::id()));
         let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/probe.rs");
         let status = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
             .args(["--edition", "2024", "-C", "target-feature=+crt-static", "-C", "opt-level=1", "-o"])
@@ -430,7 +432,8 @@ fn with_probe(p: &Project) {
             .status()
             .expect("rustc runs");
         assert!(status.success(), "building tests/programs/probe.rs failed");
-        out
+        std::fs::rename(&out, folder.join("probe")).unwrap();
+        folder.join("probe")
     });
     std::fs::copy(built, p.path("proj/probe")).unwrap();
 }
@@ -858,6 +861,7 @@ fn the_images_own_entrypoint_never_starts() {
     assert_eq!(r.stdout, "cat: can't open '/tmp/entry': No such file or directory\n/.warden/runner @warden-runner ", "{r:?}");
     drop(s);
     podman(&["rmi", "-f", &image]);
+    let _ = std::fs::remove_dir_all(&build);
 }
 
 #[test]
