@@ -35,7 +35,7 @@ fn runtime() -> Result<Arc<Runtime>, Failure> {
         return Ok(runtime.clone());
     }
     let runtime = Arc::new(
-        Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 64 })
+        Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 64, pooled: true })
             .map_err(|e| Failure::Named("ToolLoadError", e.to_string()))?,
     );
     *made = Some((pid, runtime.clone()));

@@ -27,7 +27,7 @@ fn guest(name: &str) -> PathBuf {
 
 fn runtime() -> Runtime {
     let cache_dir = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-cwasm"));
-    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 16 }).unwrap()
+    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 16, pooled: true }).unwrap()
 }
 
 fn warm_call(c: &mut Criterion) {

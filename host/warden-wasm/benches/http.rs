@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     let guest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guests/out/httpget.wasm");
     assert!(guest.exists(), "{} is missing: run guests/build.sh first", guest.display());
     let cache_dir = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-cwasm"));
-    let runtime = Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 16 }).unwrap();
+    let runtime = Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 16, pooled: true }).unwrap();
     let loaded = runtime.load_file(&guest).unwrap();
     let network = Network::Allow(Allowlist { entries: vec![AllowEntry::parse(&format!("127.0.0.1:{port}")).unwrap()], listen: false });
     let config = RunConfig { network, ..RunConfig::default() };

@@ -29,7 +29,7 @@ fn main() {
         ..Default::default()
     };
     // As the Python package makes its runtime.
-    let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 64 }).expect("a runtime");
+    let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 64, pooled: true }).expect("a runtime");
     let loaded = runtime.load_file(Path::new(component)).expect("the component loads");
     let call = || runtime.call(&loaded, &config, tool, input).expect("the call runs").result.expect("the tool answers");
     for _ in 0..calls.min(200) {

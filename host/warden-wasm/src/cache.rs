@@ -12,6 +12,7 @@
 //! can write (a shared `--cache-dir`) could hold their native code with a
 //! matching digest. Such a folder is neither read nor written.
 
+use std::borrow::Cow;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,12 +57,13 @@ impl CompileCache {
         self.dir.join(format!("{content}-{}.cwasm", self.engine_key))
     }
 
-    /// The compiled component for `wasm`, from the cache when possible.
-    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
+    /// The compiled component named `identity` (see `cache_identity`), from
+    /// the cache when possible; else `wasm` makes the component to compile.
+    pub fn load<'a>(&self, engine: &Engine, identity: &[u8], wasm: impl FnOnce() -> wasmtime::Result<Cow<'a, [u8]>>) -> wasmtime::Result<(Component, CacheOutcome)> {
         if !self.trusted() {
-            return Ok((Component::new(engine, wasm)?, CacheOutcome::Untrusted));
+            return Ok((Component::new(engine, &*wasm()?)?, CacheOutcome::Untrusted));
         }
-        let path = self.path_for(wasm);
+        let path = self.path_for(identity);
         let mut outcome = CacheOutcome::Compiled;
         if let Ok(file) = std::fs::read(&path) {
             match verified_code(&file).map(|code| unsafe { Component::deserialize(engine, code) }) {
@@ -72,7 +74,7 @@ impl CompileCache {
                 _ => outcome = CacheOutcome::Replaced,
             }
         }
-        let code = engine.precompile_component(wasm)?;
+        let code = engine.precompile_component(&wasm()?)?;
         // A cache that cannot be written only costs speed.
         let _ = self.store(&path, &code);
         // SAFETY: `code` was produced by this engine a moment ago.

@@ -9,7 +9,7 @@ use wasmtime::component::{Component, HasSelf, InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::cache::{CacheOutcome, CompileCache};
-use crate::component::to_component;
+use crate::component::{cache_identity, to_component};
 use crate::error::RunError;
 use crate::fs_guard::GuardedFs;
 use crate::net_guard::lookup::GuardedLookup;
@@ -25,11 +25,16 @@ pub struct RuntimeOptions {
     pub cache_dir: Option<PathBuf>,
     /// Instances that may be alive at once (sizes the pooling allocator).
     pub max_concurrent: u32,
+    /// Instances from a pool made up front, for a process that makes many
+    /// (a server); else each allocated on demand, for a one-shot command,
+    /// which would spend more making the pool (a thousand `mprotect`s) than
+    /// it gains from it.
+    pub pooled: bool,
 }
 
 impl Default for RuntimeOptions {
     fn default() -> RuntimeOptions {
-        RuntimeOptions { cache_dir: default_cache_dir(), max_concurrent: 64 }
+        RuntimeOptions { cache_dir: default_cache_dir(), max_concurrent: 64, pooled: true }
     }
 }
 
@@ -69,7 +74,7 @@ pub struct Runtime {
 
 impl Runtime {
     pub fn new(options: RuntimeOptions) -> Result<Runtime, RunError> {
-        let engine = engine(options.max_concurrent).map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
+        let engine = engine(options.max_concurrent, options.pooled).map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
         let linker = linker(&engine).map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
         let cache = options.cache_dir.map(|dir| CompileCache::new(dir, &engine));
         let ticker = EpochTicker::start(&engine);
@@ -89,10 +94,10 @@ impl Runtime {
     /// As [`Runtime::load_file`], from bytes.
     pub fn load(&self, bytes: Vec<u8>) -> Result<Loaded, RunError> {
         let load_error = |message: String| RunError::Load { path: "component".into(), message };
-        let wasm = to_component(bytes).map_err(load_error)?;
+        let wasm = || to_component(&bytes).map_err(wasmtime::Error::msg);
         let (component, cache) = match &self.cache {
-            Some(cache) => cache.load(&self.engine, &wasm),
-            None => Component::new(&self.engine, &wasm).map(|c| (c, CacheOutcome::Compiled)),
+            Some(cache) => cache.load(&self.engine, &cache_identity(&bytes), wasm),
+            None => wasm().and_then(|wasm| Component::new(&self.engine, &*wasm)).map(|c| (c, CacheOutcome::Compiled)),
         }
         .map_err(|e| load_error(format!("{e:#}")))?;
         let kind = kind_of(&self.engine, &component);
@@ -105,9 +110,12 @@ impl Runtime {
     }
 }
 
-fn engine(max_concurrent: u32) -> wasmtime::Result<Engine> {
+fn engine(max_concurrent: u32, pooled: bool) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true).epoch_interruption(true).consume_fuel(true);
+    if !pooled {
+        return Engine::new(&config);
+    }
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(max_concurrent)
         .total_core_instances(max_concurrent * 16)

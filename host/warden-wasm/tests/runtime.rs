@@ -94,7 +94,7 @@ fn many_calls_at_once_do_not_cross() {
 #[test]
 fn a_corrupted_cache_file_is_recompiled_not_run() {
     let cache = tempfile::tempdir().unwrap();
-    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: true };
     let runtime = Runtime::new(options.clone()).unwrap();
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Compiled);
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Hit);
@@ -111,10 +111,27 @@ fn a_corrupted_cache_file_is_recompiled_not_run() {
 }
 
 #[test]
+fn a_cached_preview1_module_is_a_hit_and_a_changed_one_is_compiled_anew() {
+    let cache = tempfile::tempdir().unwrap();
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: false };
+    let runtime = Runtime::new(options).unwrap();
+    let module = std::fs::read(guest("hello.wasm")).unwrap();
+    assert!(module.starts_with(b"\0asm\x01\0\0\0"), "hello.wasm is a core module");
+    assert_eq!(runtime.load(module.clone()).unwrap().cache, CacheOutcome::Compiled);
+    assert_eq!(runtime.load(module.clone()).unwrap().cache, CacheOutcome::Hit);
+    // The same module with a custom section added: another module, compiled anew.
+    let mut changed = module.clone();
+    changed.extend_from_slice(&[0, 4, 1, b'x', 1, 2]);
+    assert_eq!(runtime.load(changed).unwrap().cache, CacheOutcome::Compiled);
+    let (outcome, stdout) = run(&runtime, "hello.wasm", &RunConfig::default(), &["cached"]);
+    assert_eq!((outcome.exit_code, stdout.as_str()), (0, "hello, cached!\n"));
+}
+
+#[test]
 fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
     use std::os::unix::fs::PermissionsExt;
     let cache = tempfile::tempdir().unwrap();
-    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: true };
     let runtime = Runtime::new(options.clone()).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Compiled);
     // Another user could now have put native code there, with its digest.
@@ -127,14 +144,14 @@ fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
     // A link to a folder is not the folder.
     let link = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(cache.path(), link.path().join("cache")).unwrap();
-    let linked = Runtime::new(RuntimeOptions { cache_dir: Some(link.path().join("cache")), max_concurrent: 4 }).unwrap();
+    let linked = Runtime::new(RuntimeOptions { cache_dir: Some(link.path().join("cache")), max_concurrent: 4, pooled: true }).unwrap();
     assert_eq!(linked.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Untrusted);
 }
 
 #[test]
 fn a_foreign_cache_file_is_recompiled() {
     let cache = tempfile::tempdir().unwrap();
-    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4 };
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: true };
     let runtime = Runtime::new(options).unwrap();
     runtime.load_file(&guest("hello.wasm")).unwrap();
     let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
@@ -177,7 +194,7 @@ fn the_sandbox_in_effect_of_an_approval_session_is_accepted() {
 #[test]
 fn trapped_runs_give_their_instance_slots_back() {
     // Two slots in the pool: a store kept alive after a trap would exhaust it.
-    let options = RuntimeOptions { cache_dir: Some(repo().join("target/test-cwasm")), max_concurrent: 2 };
+    let options = RuntimeOptions { cache_dir: Some(repo().join("target/test-cwasm")), max_concurrent: 2, pooled: true };
     let runtime = Runtime::new(options).unwrap();
     let loaded = runtime.load_file(&guest("hostile/loop.wasm")).unwrap();
     let mut config = RunConfig::default();

@@ -51,7 +51,7 @@ fn main() {
     // In-process, the library.
     let loaded_policy = warden_policy::load(&policy).unwrap();
     let sandbox = warden_fs::Sandbox::open(&loaded_policy).unwrap();
-    let runtime = warden_wasm::Runtime::new(warden_wasm::RuntimeOptions { cache_dir: Some(cache.clone()), max_concurrent: 8 }).unwrap();
+    let runtime = warden_wasm::Runtime::new(warden_wasm::RuntimeOptions { cache_dir: Some(cache.clone()), max_concurrent: 8, pooled: true }).unwrap();
     let loaded = runtime.load_file(&echo).unwrap();
     let shell = warden_shell::ShellSandbox::new(&loaded_policy, None).unwrap();
     let shield = warden_shell::Shield::for_plan(shell.plan()).unwrap();

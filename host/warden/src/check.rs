@@ -69,7 +69,7 @@ fn describe_rules(out: &mut String, rules: &CommandRules, worker: Option<&str>) 
 /// at start, then lists the tools it would offer, each with its description.
 fn describe_tools(out: &mut String, policy: &Policy, registry: &RegistryArgs) -> Result<(), Failure> {
     let invalid = |e: String| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display()));
-    let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 1 })
+    let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: 1, pooled: false })
         .map_err(|e| Failure::usage(format!("warden: {e}")))?;
     let fetcher = Fetcher::new(registry, None, Some(&policy.registries))?;
     let components = warden_mcp::check_tools(policy, runtime, &|source| fetcher.fetch(source)).map_err(invalid)?;

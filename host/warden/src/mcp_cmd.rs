@@ -108,7 +108,7 @@ fn offer(args: &McpArgs, max_concurrent: usize, resolved: &Resolved) -> Result<(
     let components = if policy.tools.is_empty() {
         None
     } else {
-        let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: max_concurrent as u32 })
+        let runtime = Runtime::new(RuntimeOptions { cache_dir: warden_wasm::default_cache_dir(), max_concurrent: max_concurrent as u32, pooled: true })
             .map_err(|e| Failure::usage(format!("warden: {e}")))?;
         let components = Components::load(&policy, runtime, &|source| fetcher.fetch(source)).map_err(|e| Failure::usage(format!("invalid policy: {}: {e}", policy.file.display())))?;
         for refusal in &components.refused {

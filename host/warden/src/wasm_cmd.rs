@@ -113,7 +113,7 @@ pub fn compile(component: &std::path::Path, cache: &CacheArgs, oci: &OciArgs) ->
 
 fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
     let cache_dir = if cache.no_cache { None } else { cache.cache_dir.clone().or_else(warden_wasm::default_cache_dir) };
-    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4 }).map_err(run_failure)
+    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4, pooled: false }).map_err(run_failure)
 }
 
 /// A component file, or one pulled from its registry (checked, and cached).

@@ -20,7 +20,7 @@ pub fn guest(name: &str) -> PathBuf {
 
 pub fn runtime() -> Runtime {
     let cache_dir = Some(repo().join("target/test-cwasm"));
-    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 64 }).unwrap()
+    Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 64, pooled: true }).unwrap()
 }
 
 pub fn load(runtime: &Runtime, name: &str) -> Loaded {
