@@ -201,44 +201,41 @@ fn a_backend_asked_for_by_name_is_that_one_or_nothing_runs() {
     assert!(!f.path("portfolio/ran.md").exists());
 }
 
-#[test]
-fn under_landlock_a_command_ends_when_warden_is_killed() {
-    // No PID namespace ends it: Warden's reaper, outside the command's domain, does.
-    let f = Fixture::new();
-    std::fs::create_dir_all(f.path("portfolio/drafts")).unwrap();
-    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
-    f.file("policy.yaml", &policy);
-    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "sleep 2; echo late > drafts/late.md"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    warden.kill().unwrap();
-    warden.wait().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    assert!(!f.path("portfolio/drafts/late.md").exists(), "the command outlived Warden");
-}
-
-#[test]
-fn under_landlock_ctrl_c_to_wardens_group_ends_the_command_too() {
-    // The terminal signals Warden's whole process group; the reaper is not in it.
+/// `warden exec` under Landlock of a command that writes `drafts/late.md`
+/// after 2 s, ended 700 ms in by `end`; whether the file was written after.
+fn late_write_after(in_own_group: bool, end: impl FnOnce(&mut std::process::Child)) -> bool {
     use std::os::unix::process::CommandExt;
     let f = Fixture::new();
     std::fs::create_dir_all(f.path("portfolio/drafts")).unwrap();
     let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
     f.file("policy.yaml", &policy);
-    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
         .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c", "sleep 2; echo late > drafts/late.md"])
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::null());
+    if in_own_group {
+        command.process_group(0);
+    }
+    let mut warden = command.spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(700));
-    rustix::process::kill_process_group(rustix::process::Pid::from_child(&warden), rustix::process::Signal::INT).unwrap();
+    end(&mut warden);
     warden.wait().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(2500));
-    assert!(!f.path("portfolio/drafts/late.md").exists(), "the command outlived Warden's Ctrl-C");
+    f.path("portfolio/drafts/late.md").exists()
+}
+
+#[test]
+fn under_landlock_a_command_ends_when_warden_is_killed() {
+    // No PID namespace ends it: Warden's reaper, outside the command's domain, does.
+    assert!(!late_write_after(false, |warden| warden.kill().unwrap()), "the command outlived Warden");
+}
+
+#[test]
+fn under_landlock_ctrl_c_to_wardens_group_ends_the_command_too() {
+    // The terminal signals Warden's whole process group; the reaper is not in it.
+    let ctrl_c = |warden: &mut std::process::Child| {
+        rustix::process::kill_process_group(rustix::process::Pid::from_child(warden), rustix::process::Signal::INT).unwrap();
+    };
+    assert!(!late_write_after(true, ctrl_c), "the command outlived Warden's Ctrl-C");
 }

@@ -25,14 +25,8 @@ pub const PORT: u16 = 3128;
 /// The variables that point a command's clients at the proxy. `socks5h`:
 /// the proxy, not the command, resolves names.
 pub fn proxy_env() -> Vec<(String, String)> {
-    proxy_env_at(PORT)
-}
-
-/// [`proxy_env`] for a proxy on another loopback port (Landlock's, which
-/// listens on the host's loopback: there is no namespace to bridge into).
-pub fn proxy_env_at(port: u16) -> Vec<(String, String)> {
-    let http = format!("http://127.0.0.1:{port}");
-    let socks = format!("socks5h://127.0.0.1:{port}");
+    let http = format!("http://127.0.0.1:{PORT}");
+    let socks = format!("socks5h://127.0.0.1:{PORT}");
     let mut env = Vec::new();
     for (name, value) in [("HTTP_PROXY", &http), ("HTTPS_PROXY", &http), ("ALL_PROXY", &socks)] {
         env.push((name.to_owned(), value.clone()));
@@ -43,13 +37,8 @@ pub fn proxy_env_at(port: u16) -> Vec<(String, String)> {
 
 /// Points `env` at the proxy: [`proxy_env`] in place of any proxy variables it had.
 pub fn point_at_proxy(env: &mut Vec<(String, String)>) {
-    point_at_proxy_port(env, PORT);
-}
-
-/// [`point_at_proxy`] for a proxy on loopback port `port`.
-pub fn point_at_proxy_port(env: &mut Vec<(String, String)>, port: u16) {
     env.retain(|(name, _)| !is_proxy_variable(name));
-    env.extend(proxy_env_at(port));
+    env.extend(proxy_env());
 }
 
 /// The names [`proxy_env`] sets, and the `NO_PROXY` that would bypass it.

@@ -33,10 +33,6 @@ impl Store {
         Store { cache_dir: cache_dir.to_path_buf(), root: cache_dir.join("oci") }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Makes the store's folders (mode 0700) and checks that they and the
     /// cache folder are this user's, real folders, and not writable by others.
     pub fn check(&self) -> Result<(), String> {

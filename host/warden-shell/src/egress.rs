@@ -31,45 +31,46 @@ pub fn set_net_bridge(program: PathBuf, args: Vec<OsString>) {
     let _ = BRIDGE.set(NetBridge { program, args });
 }
 
-/// The proxy of one command under Landlock: the command makes a network
-/// namespace of its own before its domain is entered and hands its listener
-/// over the socket it keeps (`landlock::netns`), which the proxy serves.
-pub(crate) struct NamespaceEgress {
+/// One command's way to Warden's proxy: a socket pair, whose command end
+/// the command (or its bridge) keeps to send back the listener the proxy
+/// serves. Under Landlock the command makes that listener itself, in a
+/// network namespace of its own, before its domain is entered (`landlock::netns`).
+pub(crate) struct ProxyChannel {
     theirs: Option<UnixStream>,
     ours: UnixStream,
     proxy: Proxy,
 }
 
-impl NamespaceEgress {
-    pub fn start(network: &Network) -> Result<NamespaceEgress, ShellError> {
+impl ProxyChannel {
+    pub fn start(network: &Network) -> Result<ProxyChannel, ShellError> {
         let (ours, theirs) = UnixStream::pair()?;
         let receiving = ours.try_clone()?;
         let proxy = Proxy::start(network.clone(), move || warden_net::bridge::receive(&receiving));
-        Ok(NamespaceEgress { theirs: Some(theirs), ours, proxy })
+        Ok(ProxyChannel { theirs: Some(theirs), ours, proxy })
     }
 
-    /// The command's end, which its child step uses before exec.
+    /// The command's end, which it must inherit (or use before exec).
     pub fn theirs(&self) -> RawFd {
         self.theirs.as_ref().map(|t| t.as_raw_fd()).expect("before the spawn")
     }
 
+    /// The child holds the command's end now.
     pub fn spawned(&mut self) {
         self.theirs = None;
     }
 
+    /// After the command: stop serving, and what was refused.
     pub fn finish(mut self) -> Vec<NetRefusal> {
         self.theirs = None;
+        // Unblocks a receive still waiting for a bridge that never ran.
         let _ = self.ours.shutdown(Shutdown::Both);
         self.proxy.finish()
     }
 }
 
-/// The bridge and proxy of one command.
+/// The bridge and proxy of one command under bubblewrap.
 pub(crate) struct Egress {
-    /// The sandbox's end, inherited by bwrap; ours is closed after the spawn.
-    theirs: Option<UnixStream>,
-    ours: UnixStream,
-    proxy: Proxy,
+    pub channel: ProxyChannel,
     /// The command, wrapped in the bridge.
     pub command: Vec<OsString>,
 }
@@ -83,34 +84,15 @@ impl Egress {
                     .into(),
             )
         })?;
-        let (ours, theirs) = UnixStream::pair()?;
+        let channel = ProxyChannel::start(network)?;
         let mut wrapped = vec![OsString::from(BRIDGE_IN_SANDBOX)];
         wrapped.extend(bridge.args.iter().cloned());
-        wrapped.extend(warden_net::bridge::arguments(theirs.as_raw_fd(), command));
-        let receiving = ours.try_clone()?;
-        let proxy = Proxy::start(network.clone(), move || warden_net::bridge::receive(&receiving));
-        Ok(Egress { theirs: Some(theirs), ours, proxy, command: wrapped })
+        wrapped.extend(warden_net::bridge::arguments(channel.theirs(), command));
+        Ok(Egress { channel, command: wrapped })
     }
 
-    pub fn program(&self) -> &Path {
+    /// The bridge program, bound into the sandbox (named before any start).
+    pub fn program() -> &'static Path {
         &BRIDGE.get().expect("set before start").program
-    }
-
-    /// The descriptor bwrap must pass on to the command.
-    pub fn inherited(&self) -> RawFd {
-        self.theirs.as_ref().map(|t| t.as_raw_fd()).expect("before the spawn")
-    }
-
-    /// The child holds the sandbox's end now.
-    pub fn spawned(&mut self) {
-        self.theirs = None;
-    }
-
-    /// After the command: stop serving, and what was refused.
-    pub fn finish(mut self) -> Vec<NetRefusal> {
-        self.theirs = None;
-        // Unblocks a receive still waiting for a bridge that never ran.
-        let _ = self.ours.shutdown(Shutdown::Both);
-        self.proxy.finish()
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use warden_policy::{NetRefusal, Network};
 
 use crate::bwrap;
-use crate::egress::{Egress, NamespaceEgress};
+use crate::egress::{Egress, ProxyChannel};
 use crate::output::Captured;
 use crate::error::ShellError;
 use crate::landlock::{Confinement, Step};
@@ -97,8 +97,13 @@ pub enum Outcome {
 }
 
 pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
-    let mut egress = match (job.backend, &job.plan.network) {
-        (Backend::Bwrap(_), Network::Allow(_)) => Some(Egress::start(&job.plan.network, job.command)?),
+    // Under an allowlist: the way to Warden's proxy, and under bubblewrap the command wrapped in its bridge.
+    let (mut channel, wrapped) = match (job.backend, &job.plan.network) {
+        (Backend::Bwrap(_), Network::Allow(_)) => {
+            let egress = Egress::start(&job.plan.network, job.command)?;
+            (Some(egress.channel), Some(egress.command))
+        }
+        (Backend::Landlock { .. }, Network::Allow(_)) => (Some(ProxyChannel::start(&job.plan.network)?), None),
         (Backend::Seatbelt(_) | Backend::Unsandboxed { .. }, Network::Allow(_)) => {
             return Err(ShellError::Policy(
                 "a network allowlist is enforced for shell commands only under bubblewrap or Landlock, neither of which is in use here; \
@@ -106,13 +111,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
                     .into(),
             ));
         }
-        _ => None,
+        _ => (None, None),
     };
-    let mut namespaced = match (job.backend, &job.plan.network) {
-        (Backend::Landlock { .. }, Network::Allow(_)) => Some(NamespaceEgress::start(&job.plan.network)?),
-        _ => None,
-    };
-    let command = egress.as_ref().map_or(job.command, |e| e.command.as_slice());
+    let command = wrapped.as_deref().unwrap_or(job.command);
     let pipes = match job.backend {
         Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
         Backend::Seatbelt(_) | Backend::Landlock { .. } | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
@@ -133,7 +134,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Backend::Bwrap(bwrap_path) => {
             let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
             let mut cmd = Command::new(bwrap_path);
-            let bridge = egress.as_ref().map(|e| e.program());
+            let bridge = wrapped.is_some().then(Egress::program);
             cmd.args(bwrap::args(job.plan, &shield, job.cwd, Some(seccomp_fd), Some(status_fd), bridge, command));
             cmd
         }
@@ -143,7 +144,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd
         }
         Backend::Landlock { abi } => {
-            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, namespaced.as_ref().map(|n| n.theirs()))?;
+            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, channel.as_ref().map(ProxyChannel::theirs))?;
             confinement = Some(confined);
             cmd
         }
@@ -162,17 +163,15 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.process_group(0);
     let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
-    inherit.extend(egress.as_ref().map(|e| e.inherited()));
+    // bwrap passes the channel on to its bridge; under Landlock it is used before exec, and closed by it.
+    inherit.extend(channel.as_ref().filter(|_| wrapped.is_some()).map(ProxyChannel::theirs));
     let child = match job.cap.spawn(cmd, inherit) {
         Ok(child) => child,
         Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::told), e),
     };
     let mut group = Group::of(&child);
-    if let Some(e) = egress.as_mut() {
-        e.spawned();
-    }
-    if let Some(n) = namespaced.as_mut() {
-        n.spawned();
+    if let Some(channel) = channel.as_mut() {
+        channel.spawned();
     }
     // Without a PID namespace, the group must end even if Warden does first.
     if let Backend::Landlock { .. } = job.backend {
@@ -188,8 +187,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     drop(held);
     let confinement_note = confinement.as_ref().and_then(|c| c.note());
     drop(confinement);
-    let mut refused = egress.map(Egress::finish).unwrap_or_default();
-    refused.extend(namespaced.map(NamespaceEgress::finish).unwrap_or_default());
+    let refused = channel.map(ProxyChannel::finish).unwrap_or_default();
     // Killed by its timeout or a cancel, bwrap never reports an exit code: not a set-up failure.
     if let Some(status_read) = status_read
         && !timed_out

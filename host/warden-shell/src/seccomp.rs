@@ -178,24 +178,9 @@ fn refusing_x32(program: BpfProgram) -> BpfProgram {
     if !cfg!(target_arch = "x86_64") {
         return program;
     }
-    const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-    const JUMP_IF_SET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
-    const RETURN: u16 = 0x06; // BPF_RET | BPF_K
-    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
     const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-    let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
-    // seccomp_data: the call's number at offset 0, its architecture at 4.
-    let mut guarded = vec![
-        ins(LOAD_WORD, 0, 0, 4),
-        // Another architecture: on to the program, which judges it.
-        ins(JUMP_IF_EQUAL, 0, 3, AUDIT_ARCH_X86_64),
-        ins(LOAD_WORD, 0, 0, 0),
-        ins(JUMP_IF_SET, 0, 1, X32_SYSCALL_BIT),
-        ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | 1),
-    ];
-    guarded.extend(program);
-    guarded
+    let checks = [ins(JUMP_IF_SET, 0, 1, X32_SYSCALL_BIT), ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | 1)];
+    behind(&checks, program)
 }
 
 /// The audit architecture of the calls this build's programs judge (the
@@ -215,19 +200,33 @@ const NEWEST_REVIEWED: u32 = FILE_SETATTR as u32;
 /// (libc falls back to `clone`, whose flags the rules see, on ENOSYS alone),
 /// and to every call newer than [`NEWEST_REVIEWED`].
 fn without_clone3(program: BpfProgram) -> BpfProgram {
-    const LOAD_WORD: u16 = 0x20;
-    const JUMP_IF_EQUAL: u16 = 0x15;
-    const JUMP_IF_GREATER: u16 = 0x25;
-    const RETURN: u16 = 0x06;
-    let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
-    let mut guarded = vec![
-        ins(LOAD_WORD, 0, 0, 4),
-        ins(JUMP_IF_EQUAL, 0, 4, AUDIT_ARCH),
-        ins(LOAD_WORD, 0, 0, 0),
+    let checks = [
         ins(JUMP_IF_EQUAL, 1, 0, libc::SYS_clone3 as u32),
         ins(JUMP_IF_GREATER, 0, 1, NEWEST_REVIEWED),
         ins(RETURN, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
     ];
+    behind(&checks, program)
+}
+
+const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const JUMP_IF_GREATER: u16 = 0x25; // BPF_JMP | BPF_JGT | BPF_K
+const JUMP_IF_SET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+const RETURN: u16 = 0x06; // BPF_RET | BPF_K
+
+fn ins(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
+    seccompiler::sock_filter { code, jt, jf, k }
+}
+
+/// `program` behind `checks`, which judge a call of this build's
+/// architecture by its number (loaded into the accumulator) and fall
+/// through to the program; a call of another architecture goes straight on
+/// to the program, which judges it.
+fn behind(checks: &[seccompiler::sock_filter], program: BpfProgram) -> BpfProgram {
+    // seccomp_data: the call's number at offset 0, its architecture at 4.
+    let past_checks = u8::try_from(checks.len() + 1).expect("a few checks");
+    let mut guarded = vec![ins(LOAD_WORD, 0, 0, 4), ins(JUMP_IF_EQUAL, 0, past_checks, AUDIT_ARCH), ins(LOAD_WORD, 0, 0, 0)];
+    guarded.extend_from_slice(checks);
     guarded.extend(program);
     guarded
 }

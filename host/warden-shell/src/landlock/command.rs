@@ -10,7 +10,7 @@ use std::process::Command;
 
 use warden_policy::Network;
 
-use super::layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
+use super::layout::{list_folder, Access, Grant, Layout, MountRules};
 use super::netns::{private_network, Maps};
 use super::ruleset::{confine, prepare, Prepared, Tcp};
 use super::Abi;
@@ -148,7 +148,7 @@ pub fn layout(plan: &ExecPlan, shield: &Shield, tmp: &Path) -> std::io::Result<L
         // gives a fresh /dev; here only the devices below are granted.
         let mut hidden = denied.clone();
         hidden.extend([PathBuf::from("/dev"), PathBuf::from("/sys")]);
-        layout.add_mount(&MountRules { root: Path::new("/"), writable: false, protected: &[], denied: &hidden }, &list)?;
+        layout.add_mount(&MountRules { root: Path::new("/"), writable: false, protected: &[], denied: &hidden }, &list_folder)?;
     } else {
         for dir in SYSTEM_READ {
             grant(&mut layout, Path::new(dir), Access::Read);
@@ -171,27 +171,7 @@ pub fn layout(plan: &ExecPlan, shield: &Shield, tmp: &Path) -> std::io::Result<L
             kept.extend(plan.binds.iter().filter(|b| !b.writable && b.host != bind.host && b.host.starts_with(&bind.host)).map(|b| b.host.clone()));
         }
         let rules = MountRules { root: &bind.host, writable: bind.writable, protected: &kept, denied: &within(&denied) };
-        layout.add_mount(&rules, &list)?;
+        layout.add_mount(&rules, &list_folder)?;
     }
     Ok(layout)
-}
-
-/// A folder's entries, links not followed.
-fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let kind = if kind.is_symlink() {
-            EntryKind::Symlink
-        } else if kind.is_dir() {
-            EntryKind::Dir
-        } else if kind.is_file() {
-            EntryKind::File
-        } else {
-            EntryKind::Other
-        };
-        out.push(Entry { name: entry.file_name(), kind });
-    }
-    Ok(out)
 }

@@ -106,6 +106,26 @@ impl Layout {
     }
 }
 
+/// A folder's entries, links not followed.
+pub fn list_folder(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let kind = if kind.is_symlink() {
+            EntryKind::Symlink
+        } else if kind.is_dir() {
+            EntryKind::Dir
+        } else if kind.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        };
+        out.push(Entry { name: entry.file_name(), kind });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -143,6 +163,12 @@ mod tests {
         Grant { path: PathBuf::from(path), access, dir }
     }
 
+    fn sorted(layout: &Layout) -> Vec<Grant> {
+        let mut grants = layout.grants.clone();
+        grants.sort_by(|a, b| a.path.cmp(&b.path));
+        grants
+    }
+
     #[test]
     fn a_mount_without_protected_or_denied_paths_is_granted_whole() {
         assert_eq!(layout(&["a.txt", "src/"], true, &[], &[]).grants, [grant("/m", Access::Write, true)]);
@@ -152,10 +178,8 @@ mod tests {
     #[test]
     fn a_protected_path_is_reached_through_folders_that_may_only_be_listed() {
         let l = layout(&["a.txt", "src/", ".git/", ".git/HEAD", ".git/hooks/", ".git/config"], true, &[".git/hooks", ".git/config"], &[]);
-        let mut grants = l.grants.clone();
-        grants.sort_by(|a, b| a.path.cmp(&b.path));
         assert_eq!(
-            grants,
+            sorted(&l),
             [
                 grant("/m", Access::ListOnly, true),
                 grant("/m/.git", Access::ListOnly, true),
@@ -181,10 +205,8 @@ mod tests {
     #[test]
     fn a_denied_path_below_a_protected_folder_stays_unreadable() {
         let l = layout(&[".claude/", ".claude/settings.json", ".claude/secret.json", "a.txt"], true, &[".claude"], &[".claude/secret.json"]);
-        let mut grants = l.grants.clone();
-        grants.sort_by(|a, b| a.path.cmp(&b.path));
         assert_eq!(
-            grants,
+            sorted(&l),
             [
                 grant("/m", Access::ListOnly, true),
                 grant("/m/.claude", Access::ListOnly, true),

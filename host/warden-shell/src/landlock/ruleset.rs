@@ -146,22 +146,12 @@ pub unsafe fn confine(ruleset: RawFd, filter: *const seccompiler::sock_filter, f
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::CommandExt;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     use std::process::Command;
 
-    use super::super::layout::{Entry, EntryKind, Grant, MountRules};
+    use super::super::layout::{list_folder, Grant, MountRules};
     use super::*;
 
-    fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let kind = if kind.is_symlink() { EntryKind::Symlink } else if kind.is_dir() { EntryKind::Dir } else { EntryKind::File };
-            out.push(Entry { name: entry.file_name(), kind });
-        }
-        Ok(out)
-    }
 
     /// `sh -c SCRIPT` under the layout; its exit status.
     fn run(layout: &Layout, tcp: Option<Tcp<'_>>, script: &str) -> i32 {
@@ -198,7 +188,7 @@ mod tests {
         let mut layout = Layout::default();
         system(&mut layout);
         let (protected, denied) = ([mount.join(".git/hooks")], [mount.join(".env")]);
-        layout.add_mount(&MountRules { root: &mount, writable: true, protected: &protected, denied: &denied }, &list).unwrap();
+        layout.add_mount(&MountRules { root: &mount, writable: true, protected: &protected, denied: &denied }, &list_folder).unwrap();
         let m = mount.display();
         assert_eq!(run(&layout, None, &format!("echo more >> {m}/notes.md && cat {m}/notes.md >/dev/null")), 0);
         assert_ne!(run(&layout, None, &format!("echo x > {}/escaped", outside.display())), 0);
