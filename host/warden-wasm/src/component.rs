@@ -33,6 +33,11 @@ pub fn to_component(wasm: &[u8]) -> Result<Cow<'_, [u8]>, String> {
         .map_err(|e| format!("cannot wrap the preview1 module as a component: {e:#}"))
 }
 
+/// Whether `wasm` is a component or a core module (by its header).
+pub fn is_wasm(wasm: &[u8]) -> bool {
+    Parser::is_component(wasm) || Parser::is_core_wasm(wasm)
+}
+
 /// What names `wasm`'s compiled form in the cache: a component's own bytes;
 /// for a preview1 module, which is wrapped before it is compiled, its bytes
 /// and both adapters' (a build with other adapters wraps it otherwise), so

@@ -53,6 +53,14 @@ pub struct MemoryLimitExceeded {
     pub limit: u64,
 }
 
+/// What one tool's store may hold, whether its instance comes from the
+/// pooling allocator (which is sized by the same numbers) or is allocated on
+/// demand, where nothing else would bound them.
+pub const MAX_CORE_INSTANCES: usize = 64;
+pub const MAX_MEMORIES: usize = 16;
+pub const MAX_TABLES: usize = 64;
+pub const MAX_TABLE_ELEMENTS: usize = 100_000;
+
 /// `StoreLimits`, except that a refused growth traps with a message naming the limit.
 pub struct MemoryLimiter {
     inner: StoreLimits,
@@ -62,7 +70,14 @@ pub struct MemoryLimiter {
 impl MemoryLimiter {
     pub fn new(limit: u64) -> MemoryLimiter {
         let bytes = usize::try_from(limit).unwrap_or(usize::MAX);
-        MemoryLimiter { inner: StoreLimitsBuilder::new().memory_size(bytes).build(), limit }
+        let inner = StoreLimitsBuilder::new()
+            .memory_size(bytes)
+            .table_elements(MAX_TABLE_ELEMENTS)
+            .instances(MAX_CORE_INSTANCES)
+            .memories(MAX_MEMORIES)
+            .tables(MAX_TABLES)
+            .build();
+        MemoryLimiter { inner, limit }
     }
 }
 
@@ -98,6 +113,15 @@ impl ResourceLimiter for MemoryLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_instances_and_memories_are_bounded_without_the_pool_too() {
+        let mut limiter = MemoryLimiter::new(64 << 20);
+        assert!(limiter.table_growing(0, MAX_TABLE_ELEMENTS, None).unwrap());
+        assert!(!limiter.table_growing(0, MAX_TABLE_ELEMENTS + 1, None).unwrap());
+        assert!(!limiter.table_growing(0, 1 << 28, None).unwrap());
+        assert_eq!((limiter.instances(), limiter.memories(), limiter.tables()), (MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES));
+    }
 
     #[test]
     fn deterministic_runs_trade_wall_time_for_fuel() {

@@ -9,7 +9,8 @@ use wasmtime::component::{Component, HasSelf, InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::cache::{CacheOutcome, CompileCache};
-use crate::component::{cache_identity, to_component};
+use crate::component::{cache_identity, is_wasm, to_component};
+use crate::limits::{MAX_CORE_INSTANCES, MAX_MEMORIES, MAX_TABLES, MAX_TABLE_ELEMENTS};
 use crate::error::RunError;
 use crate::fs_guard::GuardedFs;
 use crate::net_guard::lookup::GuardedLookup;
@@ -94,6 +95,10 @@ impl Runtime {
     /// As [`Runtime::load_file`], from bytes.
     pub fn load(&self, bytes: Vec<u8>) -> Result<Loaded, RunError> {
         let load_error = |message: String| RunError::Load { path: "component".into(), message };
+        // Refused before the cache is asked: only a module or a component has an entry there.
+        if !is_wasm(&bytes) {
+            return Err(load_error("not a WebAssembly component or module".to_owned()));
+        }
         let wasm = || to_component(&bytes).map_err(wasmtime::Error::msg);
         let (component, cache) = match &self.cache {
             Some(cache) => cache.load(&self.engine, &cache_identity(&bytes), wasm),
@@ -121,19 +126,12 @@ fn engine(max_concurrent: u32, pooled: bool) -> wasmtime::Result<Engine> {
         .total_core_instances(max_concurrent * 16)
         .total_memories(max_concurrent * 4)
         .total_tables(max_concurrent * 16)
-        .max_memories_per_component(16)
-        .max_tables_per_component(64)
-        .max_core_instances_per_component(64)
+        .max_memories_per_component(MAX_MEMORIES as u32)
+        .max_tables_per_component(MAX_TABLES as u32)
+        .max_core_instances_per_component(MAX_CORE_INSTANCES as u32)
         .max_component_instance_size(1 << 20)
         .max_core_instance_size(1 << 20)
-        .table_elements(100_000)
-        // A slot given back is zeroed in place (memset) up to these sizes,
-        // rather than by madvise: the next call takes no page faults there, and
-        // no TLB shootdown. With PAGEMAP_SCAN (Linux 6.7) only the pages the
-        // last instance wrote are zeroed.
-        .linear_memory_keep_resident(16 << 20)
-        .table_keep_resident(1 << 16)
-        .pagemap_scan(wasmtime::Enabled::Auto);
+        .table_elements(MAX_TABLE_ELEMENTS);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     // Where the address space cannot hold the pool (a low `ulimit -v`),
     // allocate on demand instead: slower, equally safe.
