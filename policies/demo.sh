@@ -9,6 +9,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$repo/policies/setup.sh"
 bash "$repo/guests/build.sh"
 bash "$repo/tests/browser/setup.sh"
+bash "$repo/docs/build.sh"
 echo "building warden (the first build compiles wasmtime: several minutes)" >&2
 cargo build --quiet --locked --manifest-path "$repo/Cargo.toml" -p warden
 guests="$repo/guests/out"
@@ -56,7 +57,7 @@ step exec --policy "$commands" --cwd /portfolio -- git push
 step exec --policy "$commands" --cwd /portfolio --approve 'exec:git push' -- sh -c 'git push 2>/dev/null || echo "git push ran (approved); there is no repository here"'
 
 # Tools from an OCI registry: a loopback registry (Debian's docker-registry); textkit and hello published as
-# wasm artifacts, textkit signed in cosign's format (by openssl here; cosign itself is in the README); textkit's
+# wasm artifacts, textkit signed in cosign's format (by openssl here; cosign itself is in docs/src/components/oci.md); textkit's
 # tag pinned by warden lock and its signature checked; hello run by digest, then refused when a signature is required.
 oci="$scratch/oci"
 read -r oci_port oci_pid < <(bash "$repo/policies/oci/registry.sh" "$oci")

@@ -3,7 +3,7 @@
 # the CNCF wasm OCI artifact (config application/vnd.wasm.config.v0+json,
 # one application/wasm layer) over plain HTTP, as `wkg oci push` or `oras
 # push` would, and prints the manifest digest. For a loopback registry; the
-# standard tools are in the README.
+# standard tools are in docs/src/components/oci.md.
 set -euo pipefail
 registry=$1 name=$2 component=$3
 repo=${name%:*} tag=${name##*:}

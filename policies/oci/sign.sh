@@ -3,7 +3,7 @@
 # `cosign sign --key` does in its "simple signing" form (an ECDSA P-256
 # signature of the payload naming the digest, stored under the tag
 # sha256-HEX.sig), with openssl and curl. For a loopback registry; cosign's
-# own command is in the README. Make a key pair with:
+# own command is in docs/src/components/oci.md. Make a key pair with:
 #   openssl ecparam -name prime256v1 -genkey -noout -out KEY.pem
 #   openssl ec -in KEY.pem -pubout -out KEY.pub
 set -euo pipefail

@@ -26,7 +26,7 @@ fn the_python_package_passes_its_pytest_suite() {
             assert!(!["failed", "error", "errors", "xpassed"].contains(&label), "pytest said: {summary}");
         }
     }
-    // The only skips: rules of the conformance suite that cannot apply, each argued in the README
+    // The only skips: rules of the conformance suite that cannot apply, each argued in docs/src/python.md
     // (root bypasses permissions, symlinks with absolute targets, a native realpath), on both backends.
     assert!(summaries[0].contains(" 8 skipped"), "pytest said: {}", summaries[0]);
     assert!(!summaries[1].contains("skipped"), "pytest said: {}", summaries[1]);

@@ -1,7 +1,7 @@
 """pydantic-ai's workspace conformance suite (`WorkspaceBackendSuite`, 40
 rules) against `WardenWorkspace`, over bubblewrap and over a podman
 container. Where Warden differs on purpose, the rule is marked with the
-README's reason; the rest pass."""
+guide's reason (docs/src/python.md); the rest pass."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from warden.pydantic_ai import WardenWorkspace
 # user that runs Warden to the container's root in the same way).
 CONTAINER = '  shell: { backend: container, container: { image: "localhost/warden-busybox:1", engine: podman, user: root } }\n'
 NO_DETACHED_PROCESS = (
-    "Warden ends every process a command started when it ends (README: no process outlives its command), "
+    "Warden ends every process a command started when it ends (docs/src/python.md: no process outlives its command), "
     "so a detached process is not there for a later backend"
 )
 

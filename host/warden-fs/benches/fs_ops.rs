@@ -1,5 +1,5 @@
 //! Sandboxed operations against their plain `std::fs` baselines, side by side.
-//! `benches/report.py` turns the medians into the README's table.
+//! `benches/report.py` turns the medians into the benchmarks chapter's (docs/src/benchmarks.md) table.
 
 use std::fs;
 use std::path::{Path, PathBuf};

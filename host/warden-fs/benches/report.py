@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's benchmark table from criterion's medians (target/criterion)."""
+"""Prints the benchmarks chapter's (docs/src/benchmarks.md) benchmark table from criterion's medians (target/criterion)."""
 import json
 import pathlib
 import sys

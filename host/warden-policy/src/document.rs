@@ -404,6 +404,7 @@ impl<'de> Deserialize<'de> for RuleEntry {
 pub struct RuleSpec {
     /// The words a command starts with; a position may list alternatives: `[git, [status, diff]]`.
     pub prefix: Vec<PrefixWord>,
+    /// What a command that starts with `prefix` gets: `allow`, `ask` or `forbid`.
     pub decision: DecisionSpec,
     /// Why, shown to the person asked and in a refusal.
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! An outside suite: the cases of OpenAI Codex's `execpolicy` tests
 //! (codex-rs/execpolicy/tests/basic.rs and examples/example.codexpolicy),
 //! written as Warden policies. Where Warden decides otherwise on purpose, the
-//! test says so and the README's table of differences lists it.
+//! test says so and the table of differences in docs/src/shell/rules.md lists it.
 
 use std::fs;
 

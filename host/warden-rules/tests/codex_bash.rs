@@ -3,7 +3,7 @@
 //! each with the commands Warden judges. Codex accepts only word-only
 //! commands joined by `&&`, `||`, `;` and `|`; Warden splits more (file
 //! redirections, `&`, `VAR=` prefixes, expansions in arguments) and judges
-//! what is uncertain as such. Each difference is marked and listed in the README.
+//! what is uncertain as such. Each difference is marked and listed in docs/src/shell/rules.md.
 
 use warden_rules::{Layer, Split};
 

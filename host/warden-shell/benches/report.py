@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's spawn table from criterion's medians (target/criterion/spawn_true)."""
+"""Prints the benchmarks chapter's (docs/src/benchmarks.md) spawn table from criterion's medians (target/criterion/spawn_true)."""
 import json
 import pathlib
 import sys

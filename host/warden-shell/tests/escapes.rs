@@ -573,7 +573,7 @@ fn a_mount_that_cannot_be_bound_fails_closed_instead_of_running_bare() {
 // ---- the same suite under Landlock ----
 
 /// The cases that do not hold under Landlock as they do under bubblewrap,
-/// each with why; the README lists them. Every other case must pass there
+/// each with why; docs/src/shell/landlock.md lists them. Every other case must pass there
 /// too (`tests/landlock.rs` has the cases written for Landlock).
 const NOT_AS_UNDER_BWRAP: &[(&str, &str)] = &[
     ("a_commondir_that_would_redirect_gits_config_and_hooks_cannot_be_made", "no placeholder is made: a missing commondir cannot be created at all"),

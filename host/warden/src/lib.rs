@@ -35,6 +35,12 @@ pub struct Bridge {
     pub args: Vec<OsString>,
 }
 
+/// The command line, as clap defines it (the user guide's CLI reference is
+/// generated from it).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// Runs the command line `args` (the program's name first) and returns the
 /// exit status. Help and usage errors print and end the process, as clap does.
 pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {

@@ -126,9 +126,9 @@ fn in_a_browser_allow_once_and_deny_release_the_call_and_the_audit_view_says_via
     let mut c = connect(&f, json!({}));
     let mut browser = Browser::open(&f);
     let (id, question) = browser.write_asked(&f, &mut c, "report.md", "report.md");
-    // The README's picture of a pending question.
+    // The guide's picture of a pending question (docs/src/mcp/console.md).
     let picture = match std::env::var_os("WARDEN_UPDATE_SCREENSHOT") {
-        Some(_) => super::super::repo().join("docs/console.png"),
+        Some(_) => super::super::repo().join("docs/src/console.png"),
         None => f.path("console.png"),
     };
     browser.run(&f, &format!("screenshot {}", picture.display()));

@@ -4,7 +4,7 @@
     from warden.pydantic_ai import FileSystemToolset, Mount, Sandbox, SandboxConfig
 
 ``ApprovableFileSystemToolset`` needs pydantic-ai-blocking-approval. The
-names and behaviour are the reference's; the README lists where Warden
+names and behaviour are the reference's; the guide (docs/src/python.md) lists where Warden
 differs on purpose.
 """
 
