@@ -10,6 +10,11 @@ bash "$repo/policies/setup.sh"
 bash "$repo/guests/build.sh"
 bash "$repo/tests/browser/setup.sh"
 bash "$repo/docs/build.sh"
+# The README's second command runs the tests with cargo-nextest.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    echo "installing cargo-nextest, the tests' runner (a few minutes, once)" >&2
+    cargo install --quiet --locked cargo-nextest
+fi
 echo "building warden (the first build compiles wasmtime: several minutes)" >&2
 cargo build --quiet --locked --manifest-path "$repo/Cargo.toml" -p warden
 guests="$repo/guests/out"

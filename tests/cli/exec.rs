@@ -199,6 +199,19 @@ fn a_backend_asked_for_by_name_is_that_one_or_nothing_runs() {
         "warden: the policy asks for the Landlock sandbox (shell.backend), which is not available here (this kernel has no Landlock); the command was not run\n"
     );
     assert!(!f.path("portfolio/ran.md").exists());
+    // `warden check` says so too, rather than that commands would run without a sandbox.
+    let check = |backend: &str, env: [(&str, &str); 2]| {
+        f.file("named.yaml", &policy.replace("backend: landlock", backend));
+        let out = Command::new(env!("CARGO_BIN_EXE_warden")).args(["check", f.path("named.yaml").to_str().unwrap()]).envs(env).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().find(|line| line.starts_with("shell commands:")).unwrap_or_default().to_owned()
+    };
+    let refused = "commands are refused (the policy asks for this sandbox by name in shell.backend)";
+    let landlock = check("backend: landlock", [("WARDEN_LANDLOCK_ABI", "0"), ("WARDEN_BWRAP", "/usr/bin/bwrap")]);
+    assert_eq!(landlock, format!("shell commands: NONE (this kernel has no Landlock): {refused}"));
+    let bwrap = check("backend: bwrap", [("WARDEN_LANDLOCK_ABI", "0"), ("WARDEN_BWRAP", "/nonexistent/bwrap")]);
+    assert!(bwrap.starts_with("shell commands: NONE (bubblewrap cannot start here: ") && bwrap.ends_with(refused), "{bwrap}");
+    let auto = check("backend: auto", [("WARDEN_LANDLOCK_ABI", "0"), ("WARDEN_BWRAP", "/nonexistent/bwrap")]);
+    assert!(auto.ends_with("commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"), "{auto}");
 }
 
 /// `warden exec` under Landlock of a command that writes `drafts/late.md`

@@ -113,6 +113,14 @@ pub fn explain(choice: OsBackend) -> String {
         Some(_) => " (this kernel lacks the fix of Landlock's erratum 3: a folder moved out of a bind mount by a process outside the sandbox may keep rights below it)",
         None => " (this kernel cannot say whether it has the fix of Landlock's erratum 3, about folders moved out of a bind mount)",
     };
+    // A backend asked for by name is that one or none: its commands are
+    // refused, never run without a sandbox (`ShellSandbox::start`).
+    let none = |why: &str| match choice {
+        OsBackend::Auto => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
+        OsBackend::Bwrap | OsBackend::Landlock => {
+            format!("NONE{why}: commands are refused (the policy asks for this sandbox by name in shell.backend)")
+        }
+    };
     let landlock = |why: String| match landlock() {
         Ok(Backend::Landlock { abi }) => format!(
             "Landlock ABI {abi}{why}{erratum}: writes only in the writable mounts; file contents read only from the system folders, /proc and the mounts \
@@ -122,11 +130,12 @@ pub fn explain(choice: OsBackend) -> String {
              a temporary folder of its own as TMPDIR; the group killed when the command or Warden ends; a network allowlist through Warden's proxy, \
              reached from a network namespace of the command's own (loopback alone); {cap}"
         ),
-        Ok(_) | Err(_) => format!("NONE{why}: commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
+        Err(reason) if why.is_empty() => none(&format!(" ({reason})")),
+        Ok(_) | Err(_) => none(&why),
     };
     match (choice, bwrap) {
         (OsBackend::Bwrap | OsBackend::Auto, Ok(())) => format!("bubblewrap ({})", bwrap_path().display()),
-        (OsBackend::Bwrap, Err(why)) => format!("NONE (bubblewrap cannot start here: {why}): commands run WITHOUT an OS sandbox (refused under require_os_sandbox)"),
+        (OsBackend::Bwrap, Err(why)) => none(&format!(" (bubblewrap cannot start here: {why})")),
         (OsBackend::Landlock, _) => landlock(String::new()),
         (OsBackend::Auto, Err(why)) => landlock(format!(" (bubblewrap cannot start here: {why})")),
     }
