@@ -10,7 +10,7 @@ MDBOOK=0.5.4
 docs=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$docs")
 mdbook=$repo/.tools/cargo/bin/mdbook
-if ! "$mdbook" --version 2>/dev/null | grep -q "v$MDBOOK"; then
+if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$MDBOOK"; then
     echo "installing mdbook $MDBOOK (about two minutes, once)" >&2
     # Without the `serve` and `watch` features: only `mdbook build` is needed.
     cargo install --quiet --locked mdbook --version "$MDBOOK" --no-default-features --features search --root "$repo/.tools/cargo"

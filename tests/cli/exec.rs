@@ -252,3 +252,27 @@ fn under_landlock_ctrl_c_to_wardens_group_ends_the_command_too() {
     };
     assert!(!late_write_after(true, ctrl_c), "the command outlived Warden's Ctrl-C");
 }
+
+#[test]
+fn check_says_the_suffix_rules_and_size_caps_do_not_hold_for_shell_commands() {
+    let f = Fixture::new();
+    let with_shell = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: {}\n");
+    f.file("shell.yaml", &with_shell);
+    let check = |policy: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_warden")).args(["check", f.path(policy).to_str().unwrap()]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = "\n  not for shell commands: the suffix rules and size caps of /portfolio (a command reads and writes every file its mount's mode allows; \
+                hide files from commands with shell.deny_read)\n";
+    assert!(check("shell.yaml").contains(said), "{}", check("shell.yaml"));
+    // Without a shell section, or without such rules, nothing is said.
+    assert!(!check("policy.yaml").contains("not for shell commands"));
+    f.file("plain.yaml", &with_shell.replace(", suffixes: [.md], max_file_bytes: 100", ""));
+    assert!(!check("plain.yaml").contains("not for shell commands"), "{}", check("plain.yaml"));
+    // What it says is so: a command reads a file the suffix rule keeps from tools.
+    std::fs::write(f.path("portfolio/secret.txt"), "s3cret").unwrap();
+    let r = exec(&f, &[], &["--cwd", "/portfolio", "--", "/bin/cat", "secret.txt"]);
+    assert_eq!((r.status, r.stdout.as_str()), (0, "s3cret"), "{}", r.stderr);
+}
+

@@ -9,12 +9,20 @@
 pub fn unsourced(markdown: &str) -> Vec<(usize, String)> {
     crate::prose_lines(markdown)
         .into_iter()
-        .filter(|(_, prose)| !prose.contains("benchmarks.md"))
+        .filter(|(_, prose)| !links_to_benchmarks(prose))
         .filter_map(|(line, prose)| first_figure(&prose).map(|figure| (line, figure)))
         .collect()
 }
 
-const UNITS: [&str; 4] = ["×", "µs", "ms", "calls/s"];
+fn links_to_benchmarks(prose: &str) -> bool {
+    prose
+        .split("](")
+        .skip(1)
+        .any(|target| target.starts_with("benchmarks.md") || target.contains("/benchmarks.md"))
+}
+
+/// Micro as the micro sign (U+00B5) and as the Greek letter (U+03BC).
+const UNITS: [&str; 6] = ["×", "µs", "μs", "ns", "ms", "calls/s"];
 
 /// The first `NUMBER[ ]UNIT` of `text`, e.g. `1.46×` or `86 µs`.
 fn first_figure(text: &str) -> Option<String> {
@@ -32,9 +40,7 @@ fn first_figure(text: &str) -> Option<String> {
             j += 1;
         }
         let number_end = chars.get(j).map_or(text.len(), |(at, _)| *at);
-        let after = text[number_end..]
-            .strip_prefix(' ')
-            .unwrap_or(&text[number_end..]);
+        let after = text[number_end..].trim_start_matches([' ', '\u{a0}', '\u{202f}', '\u{2009}']);
         for unit in UNITS {
             let Some(rest) = after.strip_prefix(unit) else {
                 continue;
@@ -60,13 +66,15 @@ mod tests {
     fn a_figure_without_a_link_to_the_benchmarks_is_reported() {
         let text = "Fast: 1.46× raw bwrap.\nA call takes 86 µs ([measured](benchmarks.md#the-mcp-server)).\n\
                     `the tool ran past its time limit of 300ms`\n```\n5 ms\n```\n8,515 calls/s here\n\
-                    2 msgs, 3 mss, v2ms, 10 minutes, 3–é\nby exec (50–230 ms each)\n";
+                    2 msgs, 3 mss, v2ms, 10 minutes, 3–é\nby exec (50–230 ms each)\n\
+                    says benchmarks.md but links nowhere: 12\u{202f}μs\n";
         assert_eq!(
             unsourced(text),
             [
                 (1, "1.46×".to_owned()),
                 (7, "8,515 calls/s".to_owned()),
-                (9, "230 ms".to_owned())
+                (9, "230 ms".to_owned()),
+                (10, "12\u{202f}μs".to_owned())
             ]
         );
     }

@@ -45,7 +45,7 @@ pub fn markdown_files(root: &Path) -> Vec<PathBuf> {
 
 /// The files below `dir` whose extension is `extension`, folders searched
 /// depth first.
-pub(crate) fn files_named(dir: &Path, extension: &str) -> Vec<PathBuf> {
+pub fn files_named(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -69,7 +69,7 @@ pub(crate) fn prose_lines(markdown: &str) -> Vec<(usize, String)> {
     let mut prose = Vec::new();
     let mut fenced = false;
     for (index, line) in markdown.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
+        if blocks::fence(line).is_some() {
             fenced = !fenced;
         } else if !fenced {
             prose.push((

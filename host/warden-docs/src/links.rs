@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 /// Each broken link of the book built into `site`, as `page: link: reason`.
 pub fn broken_in_site(site: &Path) -> Vec<String> {
     let (pages, ids) = pages_and_ids(site);
+    let site = site.canonicalize().unwrap_or_else(|_| site.to_path_buf());
+    let site = site.as_path();
     let mut broken = Vec::new();
     for page in &pages {
         // mdBook's not-found page links by the site's root URL, which exists
@@ -34,7 +36,15 @@ pub fn broken_in_site(site: &Path) -> Vec<String> {
             } else {
                 page.parent().unwrap_or(site).join(path)
             };
-            if let Some(reason) = unresolved(&target, fragment, &ids) {
+            let outside = target
+                .canonicalize()
+                .is_ok_and(|target| !target.starts_with(site));
+            let reason = if outside {
+                Some("outside the book".to_owned())
+            } else {
+                unresolved(&target, fragment, &ids)
+            };
+            if let Some(reason) = reason {
                 broken.push(format!("{shown}: {href}: {reason}"));
             }
             broken.dedup();
@@ -53,6 +63,7 @@ pub fn broken_in_readme(markdown: &str, root: &Path, site: &Path) -> Vec<String>
             continue;
         }
         let (path, fragment) = href.split_once('#').unwrap_or((&href, ""));
+        let path = path.trim_start_matches("./");
         let reason = match Path::new(path).strip_prefix("docs/src") {
             Ok(chapter) if path.ends_with(".md") => {
                 unresolved(&site.join(chapter).with_extension("html"), fragment, &ids)
@@ -130,6 +141,20 @@ pub fn markdown_links(markdown: &str) -> Vec<(usize, String)> {
         }
     }
     links
+}
+
+/// The lines of Markdown text that use reference-style links (`[text][label]`
+/// or a `[label]: target` definition): mdBook renders one whose label is
+/// missing as plain text, without a warning, so the guide writes links inline.
+pub fn reference_style(markdown: &str) -> Vec<usize> {
+    crate::prose_lines(markdown)
+        .into_iter()
+        .filter(|(_, prose)| {
+            let definition = prose.trim_start().starts_with('[') && prose.contains("]: ");
+            definition || prose.contains("][")
+        })
+        .map(|(line, _)| line)
+        .collect()
 }
 
 /// The values of `name="..."` in an HTML text.
@@ -210,17 +235,41 @@ mod tests {
     }
 
     #[test]
+    fn a_link_out_of_the_book_is_reported() {
+        let site = site();
+        std::fs::write(
+            site.path().join("out.html"),
+            r#"<a href="/etc/hostname">h</a><a href="../../../../../../../etc/hostname">u</a>"#,
+        )
+        .unwrap();
+        let broken = broken_in_site(site.path());
+        assert_eq!(
+            broken,
+            [
+                "out.html: /etc/hostname: outside the book",
+                "out.html: ../../../../../../../etc/hostname: outside the book"
+            ]
+        );
+    }
+
+    #[test]
+    fn reference_style_links_are_found_outside_code() {
+        let text = "See [exec][e].\n[e]: docs/src/shell/exec.md\n`[a][b]`\n```\n[x][y]\n```\n[inline](a.md)\n";
+        assert_eq!(reference_style(text), [1, 2]);
+    }
+
+    #[test]
     fn readme_links_are_checked_against_the_built_pages_and_the_repository() {
         let site = site();
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("ARCHITECTURE.md"), "# A").unwrap();
         let readme = "See [exec](docs/src/shell/exec.md#timeouts), [arch](ARCHITECTURE.md),\n\
-                      [gone](docs/src/shell/gone.md), [bad](docs/src/shell/exec.md#nope), [x](NOPE.md)\n\
+                      [gone](./docs/src/shell/gone.md), [bad](docs/src/shell/exec.md#nope), [x](NOPE.md)\n\
                       `[code](not-a-link.md)`\n```\n[fenced](not-a-link.md)\n```\n";
         assert_eq!(
             broken_in_readme(readme, root.path(), site.path()),
             [
-                "README.md:2: docs/src/shell/gone.md: no such file",
+                "README.md:2: ./docs/src/shell/gone.md: no such file",
                 "README.md:2: docs/src/shell/exec.md#nope: no heading or element with the id \"nope\"",
                 "README.md:2: NOPE.md: no such file",
             ]

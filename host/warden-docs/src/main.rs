@@ -63,7 +63,7 @@ fn main() -> ExitCode {
     }
     eprintln!(
         "warden-docs: out of date (the code changed since they were generated): {}\n\
-         regenerate them with: cargo run -p warden-docs -- generate",
+         regenerate them with: cargo build -p warden && cargo run -p warden-docs -- generate (after bash guests/build.sh, for the MCP tools of textkit)",
         stale.join(", ")
     );
     ExitCode::FAILURE

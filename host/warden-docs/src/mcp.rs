@@ -28,19 +28,32 @@ pub fn list_tools(warden: &Path, policy: &Path) -> Result<Vec<Value>, String> {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
     ];
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    for message in messages {
-        writeln!(stdin, "{message}").map_err(|e| format!("writing to warden mcp: {e}"))?;
-    }
-    let answer = answer_to(2, child.stdout.take().expect("stdout is piped"));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sent.send(answer_to(2, stdout)));
+    let written = messages
+        .iter()
+        .try_for_each(|message| writeln!(stdin, "{message}"));
+    let answer = match written {
+        Ok(()) => answer.recv_timeout(ANSWER_WITHIN).unwrap_or_else(|_| {
+            Err(format!(
+                "warden mcp did not answer tools/list within {} s",
+                ANSWER_WITHIN.as_secs()
+            ))
+        }),
+        Err(e) => Err(format!("writing to warden mcp: {e}")),
+    };
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
     let answer = answer?;
-    answer["result"]["tools"]
-        .as_array()
-        .cloned()
-        .ok_or_else(|| format!("tools/list answered without tools: {answer}"))
+    let tools = answer["result"]["tools"].as_array().cloned();
+    tools.ok_or_else(|| format!("tools/list answered without tools: {answer}"))
 }
+
+/// How long the server may take to start and list its tools (it compiles
+/// the policy's components when their cache is cold).
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
 
 fn answer_to(id: u64, stdout: impl std::io::Read) -> Result<Value, String> {
     for line in BufReader::new(stdout).lines() {
@@ -79,6 +92,8 @@ pub fn reference(tools: &[Value], policy: &str) -> String {
         match schema["properties"].as_object() {
             Some(properties) if !properties.is_empty() => {
                 page.push_str("| parameter | type | required | description |\n|---|---|---|---|\n");
+                let mut properties: Vec<_> = properties.iter().collect();
+                properties.sort_by_key(|(parameter, _)| *parameter);
                 for (parameter, property) in properties {
                     let needed = if required.contains(&parameter.as_str()) {
                         "yes"

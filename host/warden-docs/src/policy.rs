@@ -23,6 +23,8 @@ pub fn reference(schema: &Value) -> Result<String, String> {
          ## The policy file\n\n",
     );
     page.push_str(&definition("the policy file", schema, &mut undescribed));
+    let mut defs: Vec<_> = defs.iter().collect();
+    defs.sort_by_key(|(name, _)| *name);
     for (name, def) in defs {
         page.push_str(&format!("\n## {name}\n\n"));
         page.push_str(&definition(name, def, &mut undescribed));
@@ -51,6 +53,8 @@ fn definition(name: &str, def: &Value, undescribed: &mut Vec<String>) -> String 
             .filter_map(Value::as_str)
             .collect();
         text.push_str("| key | type | default | description |\n|---|---|---|---|\n");
+        let mut properties: Vec<_> = properties.iter().collect();
+        properties.sort_by_key(|(key, _)| *key);
         for (key, property) in properties {
             let description = property
                 .get("description")

@@ -46,11 +46,25 @@ fn the_book_builds_without_a_warning_and_every_link_resolves() {
     let mdbook = root.join(".tools/cargo/bin/mdbook");
     assert!(
         mdbook.exists(),
-        "{} is missing: bash guests/build.sh --tools-only installs it",
+        "{} is missing: bash docs/build.sh installs it",
         mdbook.display()
     );
+    let version = Command::new(&mdbook).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        "mdbook v0.5.4\n",
+        "the mdbook docs/build.sh pins"
+    );
     let site = tempfile::tempdir().unwrap();
-    let done = Command::new(&mdbook)
+    let mut build = Command::new(&mdbook);
+    // mdbook reads settings (its log filter, book.toml's keys) from MDBOOK_*
+    // variables: none may turn a warning off or the book's settings round.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MDBOOK") {
+            build.env_remove(name);
+        }
+    }
+    let done = build
         .arg("build")
         .arg(root.join("docs"))
         .arg("--dest-dir")
@@ -77,9 +91,31 @@ fn the_book_builds_without_a_warning_and_every_link_resolves() {
         "the book has no page for shell/landlock.md"
     );
 
+    // An include mdbook could not resolve is left in the page as written.
+    let html = warden_docs::files_named(site.path(), "html");
+    let unincluded: Vec<String> = html
+        .iter()
+        .filter(|page| std::fs::read_to_string(page).unwrap().contains("{{#"))
+        .map(|page| page.display().to_string())
+        .collect();
+    assert!(
+        unincluded.is_empty(),
+        "pages with an unresolved {{{{#...}}}}: {unincluded:?}"
+    );
+
     let mut broken = links::broken_in_site(site.path());
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     broken.extend(links::broken_in_readme(&readme, &root, site.path()));
+    for file in markdown_files(&root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines = links::reference_style(&text);
+        broken.extend(lines.into_iter().map(|line| {
+            format!(
+                "{}:{line}: a reference-style link (write it inline)",
+                shown(&file)
+            )
+        }));
+    }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
@@ -179,7 +215,29 @@ fn every_example_marked_runnable_runs() {
                 other => panic!("{at}: a runnable block must be sh or yaml, not {other:?}"),
             }
             .unwrap();
-            if !done.status.success() {
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&done.stdout),
+                String::from_utf8_lossy(&done.stderr)
+            );
+            // A command that ran without its sandbox proves nothing about the example.
+            let unsandboxed = said.contains("WITHOUT an OS sandbox");
+            let missing: Vec<&str> = block
+                .output
+                .as_deref()
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| !line.trim().is_empty() && !said.contains(line.trim()))
+                .collect();
+            if !done.status.success() || unsandboxed || !missing.is_empty() {
+                failed.push(format!(
+                    "{at}: its output lacks {missing:?}{}",
+                    if unsandboxed {
+                        "; a command ran WITHOUT an OS sandbox"
+                    } else {
+                        ""
+                    }
+                ));
                 failed.push(format!(
                     "{at} ({}):\n{}\n--- stdout:\n{}\n--- stderr:\n{}",
                     done.status,
@@ -199,6 +257,15 @@ fn every_example_marked_runnable_runs() {
     assert!(
         ran.iter().any(|at| at.starts_with("README.md:")),
         "the README's quickstart is not marked runnable: {ran:?}"
+    );
+    let with_output = markdown_files(&root)
+        .iter()
+        .flat_map(|file| blocks::runnable(&std::fs::read_to_string(file).unwrap()))
+        .filter(|block| block.output.is_some())
+        .count();
+    assert!(
+        with_output >= 2,
+        "only {with_output} runnable examples show their output in a `text output` block"
     );
     assert!(
         ran.len() >= 5,

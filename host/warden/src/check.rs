@@ -19,6 +19,9 @@ pub fn run(policy_file: &Path, registry: &RegistryArgs) -> Result<String, Failur
     let _ = writeln!(out, "network: {}", policy.network.describe());
     if policy.shell_section {
         let _ = writeln!(out, "shell commands: {}", shell_backend(&policy.shell));
+        if let Some(unheld) = rules_commands_skip(&program) {
+            let _ = writeln!(out, "  {unheld}");
+        }
     }
     if let Some(audit) = &policy.audit {
         let _ = writeln!(out, "audit: {}", audit.display());
@@ -41,6 +44,24 @@ pub fn run(policy_file: &Path, registry: &RegistryArgs) -> Result<String, Failur
         describe_tools(&mut out, &policy, registry)?;
     }
     Ok(out)
+}
+
+/// The mounts whose suffix rules or size caps hold for tools but not for
+/// shell commands, which see every file the mount's mode allows.
+fn rules_commands_skip(sandbox: &Sandbox) -> Option<String> {
+    let mounts: Vec<String> = sandbox
+        .mounts()
+        .iter()
+        .filter(|m| m.rules.suffixes.is_some() || m.rules.max_file_bytes.is_some())
+        .map(|m| m.path.to_string())
+        .collect();
+    (!mounts.is_empty()).then(|| {
+        format!(
+            "not for shell commands: the suffix rules and size caps of {} (a command reads and writes every file its mount's mode allows; \
+             hide files from commands with shell.deny_read)",
+            mounts.join(", ")
+        )
+    })
 }
 
 /// The command rules, in order, each with its place; the examples ran when the policy loaded.
