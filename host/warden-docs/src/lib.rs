@@ -45,7 +45,7 @@ pub fn markdown_files(root: &Path) -> Vec<PathBuf> {
 
 /// The files below `dir` whose extension is `extension`, folders searched
 /// depth first.
-pub fn files_named(dir: &Path, extension: &str) -> Vec<PathBuf> {
+pub(crate) fn files_named(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {

@@ -5,119 +5,130 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// Each broken link of the book built into `site`, as `page: link: reason`.
-pub fn broken_in_site(site: &Path) -> Vec<String> {
-    let (pages, ids) = pages_and_ids(site);
-    let site = site.canonicalize().unwrap_or_else(|_| site.to_path_buf());
-    let site = site.as_path();
-    let mut broken = Vec::new();
-    for page in &pages {
-        // mdBook's not-found page links by the site's root URL, which exists
-        // only once the book is served.
-        if page.file_name().is_some_and(|name| name == "404.html") {
-            continue;
-        }
-        let shown = page
-            .strip_prefix(site)
-            .unwrap_or(page)
-            .display()
-            .to_string();
-        let html = read(page);
-        for href in attributes(&html, "href")
+/// A book built into a folder: its pages, each read once with the ids it has.
+pub struct Site {
+    root: PathBuf,
+    pages: Vec<(PathBuf, String)>,
+    ids: HashMap<PathBuf, HashSet<String>>,
+}
+
+impl Site {
+    pub fn load(site: &Path) -> Site {
+        let root = site.canonicalize().unwrap_or_else(|_| site.to_path_buf());
+        let pages: Vec<(PathBuf, String)> = crate::files_named(&root, "html")
             .into_iter()
-            .chain(attributes(&html, "src"))
-        {
+            .map(|page| {
+                let html = std::fs::read_to_string(&page).unwrap_or_default();
+                (page.canonicalize().unwrap_or(page), html)
+            })
+            .collect();
+        let ids = pages
+            .iter()
+            .map(|(page, html)| (page.clone(), attributes(html, "id").into_iter().collect()))
+            .collect();
+        Site { root, pages, ids }
+    }
+
+    /// The pages whose HTML holds `text`, by their path in the book.
+    pub fn pages_containing(&self, text: &str) -> Vec<String> {
+        let holding = self.pages.iter().filter(|(_, html)| html.contains(text));
+        holding
+            .map(|(page, _)| {
+                page.strip_prefix(&self.root)
+                    .unwrap_or(page)
+                    .display()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    /// Each broken link of the book, as `page: link: reason`.
+    pub fn broken(&self) -> Vec<String> {
+        let mut broken = Vec::new();
+        for (page, html) in &self.pages {
+            // mdBook's not-found page links by the site's root URL, which exists
+            // only once the book is served.
+            if page.file_name().is_some_and(|name| name == "404.html") {
+                continue;
+            }
+            let shown = page
+                .strip_prefix(&self.root)
+                .unwrap_or(page)
+                .display()
+                .to_string();
+            for href in attributes(html, "href")
+                .into_iter()
+                .chain(attributes(html, "src"))
+            {
+                if is_external(&href) {
+                    continue;
+                }
+                let (path, fragment) = href.split_once('#').unwrap_or((&href, ""));
+                let target = if path.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().unwrap_or(&self.root).join(path)
+                };
+                let outside = target
+                    .canonicalize()
+                    .is_ok_and(|target| !target.starts_with(&self.root));
+                let reason = if outside {
+                    Some("outside the book".to_owned())
+                } else {
+                    self.unresolved(&target, fragment)
+                };
+                if let Some(reason) = reason {
+                    broken.push(format!("{shown}: {href}: {reason}"));
+                }
+            }
+        }
+        broken.dedup();
+        broken
+    }
+
+    /// Each broken relative link of `markdown` (the README at `root`): a
+    /// missing file, or a page or anchor that the book does not have.
+    pub fn broken_in_readme(&self, markdown: &str, root: &Path) -> Vec<String> {
+        let mut broken = Vec::new();
+        for (line, href) in markdown_links(markdown) {
             if is_external(&href) {
                 continue;
             }
             let (path, fragment) = href.split_once('#').unwrap_or((&href, ""));
-            let target = if path.is_empty() {
-                page.clone()
-            } else {
-                page.parent().unwrap_or(site).join(path)
-            };
-            let outside = target
-                .canonicalize()
-                .is_ok_and(|target| !target.starts_with(site));
-            let reason = if outside {
-                Some("outside the book".to_owned())
-            } else {
-                unresolved(&target, fragment, &ids)
+            let path = path.trim_start_matches("./");
+            let reason = match Path::new(path).strip_prefix("docs/src") {
+                Ok(chapter) if path.ends_with(".md") => {
+                    self.unresolved(&self.root.join(chapter).with_extension("html"), fragment)
+                }
+                _ if !fragment.is_empty() => {
+                    Some("anchors are checked in the book's pages only".to_owned())
+                }
+                _ => (!root.join(path).exists()).then(|| "no such file".to_owned()),
             };
             if let Some(reason) = reason {
-                broken.push(format!("{shown}: {href}: {reason}"));
+                broken.push(format!("README.md:{line}: {href}: {reason}"));
             }
-            broken.dedup();
         }
+        broken
     }
-    broken
-}
 
-/// Each broken relative link of `markdown` (the README at `root`): a missing
-/// file, or an anchor that the book built into `site` does not have.
-pub fn broken_in_readme(markdown: &str, root: &Path, site: &Path) -> Vec<String> {
-    let (_, ids) = pages_and_ids(site);
-    let mut broken = Vec::new();
-    for (line, href) in markdown_links(markdown) {
-        if is_external(&href) {
-            continue;
-        }
-        let (path, fragment) = href.split_once('#').unwrap_or((&href, ""));
-        let path = path.trim_start_matches("./");
-        let reason = match Path::new(path).strip_prefix("docs/src") {
-            Ok(chapter) if path.ends_with(".md") => {
-                unresolved(&site.join(chapter).with_extension("html"), fragment, &ids)
-            }
-            _ if !fragment.is_empty() => {
-                Some("anchors are checked in the book's pages only".to_owned())
-            }
-            _ => (!root.join(path).exists()).then(|| "no such file".to_owned()),
+    fn unresolved(&self, target: &Path, fragment: &str) -> Option<String> {
+        let target = if target.is_dir() {
+            target.join("index.html")
+        } else {
+            target.to_path_buf()
         };
-        if let Some(reason) = reason {
-            broken.push(format!("README.md:{line}: {href}: {reason}"));
+        let Ok(target) = target.canonicalize() else {
+            return Some("no such file".to_owned());
+        };
+        if fragment.is_empty() {
+            return None;
         }
-    }
-    broken
-}
-
-/// The book's pages, and the ids each one has.
-fn pages_and_ids(site: &Path) -> (Vec<PathBuf>, HashMap<PathBuf, HashSet<String>>) {
-    let pages: Vec<PathBuf> = crate::files_named(site, "html")
-        .into_iter()
-        .map(|page| page.canonicalize().unwrap_or(page))
-        .collect();
-    let ids = pages
-        .iter()
-        .map(|page| {
-            (
-                page.clone(),
-                attributes(&read(page), "id").into_iter().collect(),
-            )
-        })
-        .collect();
-    (pages, ids)
-}
-
-fn unresolved(
-    target: &Path,
-    fragment: &str,
-    ids: &HashMap<PathBuf, HashSet<String>>,
-) -> Option<String> {
-    let target = if target.is_dir() {
-        target.join("index.html")
-    } else {
-        target.to_path_buf()
-    };
-    let Ok(target) = target.canonicalize() else {
-        return Some("no such file".to_owned());
-    };
-    if fragment.is_empty() {
-        return None;
-    }
-    match ids.get(&target) {
-        Some(ids) if ids.contains(fragment) => None,
-        Some(_) => Some(format!("no heading or element with the id {fragment:?}")),
-        None => Some("an anchor into a file that is not one of the book's pages".to_owned()),
+        match self.ids.get(&target) {
+            Some(ids) if ids.contains(fragment) => None,
+            Some(_) => Some(format!("no heading or element with the id {fragment:?}")),
+            None => Some("an anchor into a file that is not one of the book's pages".to_owned()),
+        }
     }
 }
 
@@ -180,10 +191,6 @@ fn unescape(value: &str) -> String {
         .replace("&gt;", ">")
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +219,7 @@ mod tests {
             r#"<base href="/"><a href="/">home</a>"#,
         )
         .unwrap();
-        assert_eq!(broken_in_site(site.path()), Vec::<String>::new());
+        assert_eq!(Site::load(site.path()).broken(), Vec::<String>::new());
     }
 
     #[test]
@@ -224,7 +231,7 @@ mod tests {
         )
             .unwrap();
         assert_eq!(
-            broken_in_site(site.path()),
+            Site::load(site.path()).broken(),
             [
                 "bad.html: gone.html: no such file",
                 "bad.html: shell/exec.html#nope: no heading or element with the id \"nope\"",
@@ -242,7 +249,7 @@ mod tests {
             r#"<a href="/etc/hostname">h</a><a href="../../../../../../../etc/hostname">u</a>"#,
         )
         .unwrap();
-        let broken = broken_in_site(site.path());
+        let broken = Site::load(site.path()).broken();
         assert_eq!(
             broken,
             [
@@ -267,7 +274,7 @@ mod tests {
                       [gone](./docs/src/shell/gone.md), [bad](docs/src/shell/exec.md#nope), [x](NOPE.md)\n\
                       `[code](not-a-link.md)`\n```\n[fenced](not-a-link.md)\n```\n";
         assert_eq!(
-            broken_in_readme(readme, root.path(), site.path()),
+            Site::load(site.path()).broken_in_readme(readme, root.path()),
             [
                 "README.md:2: ./docs/src/shell/gone.md: no such file",
                 "README.md:2: docs/src/shell/exec.md#nope: no heading or element with the id \"nope\"",

@@ -91,21 +91,17 @@ fn the_book_builds_without_a_warning_and_every_link_resolves() {
         "the book has no page for shell/landlock.md"
     );
 
+    let book = links::Site::load(site.path());
     // An include mdbook could not resolve is left in the page as written.
-    let html = warden_docs::files_named(site.path(), "html");
-    let unincluded: Vec<String> = html
-        .iter()
-        .filter(|page| std::fs::read_to_string(page).unwrap().contains("{{#"))
-        .map(|page| page.display().to_string())
-        .collect();
+    let unincluded = book.pages_containing("{{#");
     assert!(
         unincluded.is_empty(),
         "pages with an unresolved {{{{#...}}}}: {unincluded:?}"
     );
 
-    let mut broken = links::broken_in_site(site.path());
+    let mut broken = book.broken();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    broken.extend(links::broken_in_readme(&readme, &root, site.path()));
+    broken.extend(book.broken_in_readme(&readme, &root));
     for file in markdown_files(&root) {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines = links::reference_style(&text);
