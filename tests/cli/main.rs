@@ -275,6 +275,41 @@ fn check_refuses_the_users_home_and_runtime_folder_as_roots() {
 }
 
 #[test]
+fn check_refuses_a_root_that_holds_or_lies_in_the_compile_cache() {
+    // Native code there is what Warden loads and runs: a tool that could
+    // write it would run outside every sandbox.
+    let f = Fixture::new();
+    let cache = f.path("cache");
+    fs::create_dir_all(cache.join("oci")).unwrap();
+    let check = |root: &Path, env: (&str, &Path)| {
+        f.file("p.yaml", &format!("version: 1\nsandbox:\n  paths:\n    a: {{ root: {} }}\n", root.display()));
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["check", f.path("p.yaml").to_str().unwrap()])
+            .env_remove("WARDEN_CACHE_DIR")
+            .env_remove("XDG_CACHE_HOME")
+            .env(env.0, env.1)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let invalid = |why: String| format!("invalid policy: {}:4:8: sandbox.paths.a.root: {why}; it cannot be mounted\n", f.path("p.yaml").display());
+    let inside = cache.join("oci");
+    assert_eq!(
+        check(&inside, ("WARDEN_CACHE_DIR", &cache)),
+        (2, invalid(format!("'{}' is inside Warden's compile cache {} (native code Warden itself loads and runs)", inside.display(), cache.display())))
+    );
+    assert_eq!(
+        check(f.dir.path(), ("WARDEN_CACHE_DIR", &cache)),
+        (2, invalid(format!("'{}' is a folder that holds Warden's compile cache {} (native code Warden itself loads and runs)", f.dir.path().display(), cache.display())))
+    );
+    // The default place, below $XDG_CACHE_HOME, is found too; a sibling folder is fine.
+    let xdg = f.path("xdg-cache");
+    fs::create_dir_all(xdg.join("warden")).unwrap();
+    assert_eq!(check(&xdg, ("XDG_CACHE_HOME", &xdg)).0, 2);
+    assert_eq!(check(&f.path("portfolio"), ("WARDEN_CACHE_DIR", &cache)).0, 0);
+}
+
+#[test]
 fn schema_is_json_schema() {
     let r = warden(&["schema"], "");
     assert_eq!(r.status, 0);

@@ -31,7 +31,8 @@ pub fn system_dir_of(path: &Path) -> Option<PathBuf> {
 /// Why `path` would expose the host if mounted, in words that end a sentence
 /// beginning "'ROOT' is ...": a folder where sockets of services and agents
 /// live (a mounted `docker.sock` is the host), a folder every user shares, a
-/// whole home, or Warden's own folder. `None` when it is none of those.
+/// whole home, Warden's own folder, or its compile cache (native code it
+/// runs). `None` when it is none of those.
 pub fn host_exposing(path: &Path) -> Option<String> {
     let runtime = |dir: &Path| path.starts_with(dir) || dir.starts_with(path);
     for run in ["/run", "/var/run"] {
@@ -58,11 +59,34 @@ pub fn host_exposing(path: &Path) -> Option<String> {
     {
         return Some(format!("your whole home folder {} (keys, credentials, agent sockets; mount a project folder inside it)", home.display()));
     }
+    // A tool that could write there would plant native code Warden runs.
+    if let Some(cache) = compile_cache_folder().filter(|d| d.is_absolute()) {
+        let resolved = cache.canonicalize().unwrap_or_else(|_| cache.clone());
+        if let Some(dir) = [&cache, &resolved].into_iter().find(|dir| runtime(dir)) {
+            return Some(format!(
+                "{} Warden's compile cache {} (native code Warden itself loads and runs)",
+                where_(path, dir),
+                dir.display()
+            ));
+        }
+    }
     None
 }
 
 fn where_(path: &Path, dir: &Path) -> &'static str {
     if path.starts_with(dir) { "inside" } else { "a folder that holds" }
+}
+
+/// Where Warden keeps compiled components and pulled ones:
+/// `$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
+pub fn compile_cache_folder() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("WARDEN_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    Some(base.join("warden"))
 }
 
 /// The folder that holds Warden's own files (the MCP server's token, the

@@ -41,13 +41,7 @@ impl Default for RuntimeOptions {
 
 /// `$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("WARDEN_CACHE_DIR") {
-        return Some(dir.into());
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
-    Some(base.join("warden"))
+    warden_policy::compile_cache_folder()
 }
 
 /// What kind of component a file holds, by its exports.
