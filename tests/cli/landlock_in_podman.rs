@@ -44,7 +44,8 @@ impl Workspace {
 
     /// `podman run` of `command` as `user`, with the engine's default confinement.
     fn podman(&self, user: &str, env: &[&str], command: &[&str]) -> Output {
-        let warden = env!("CARGO_BIN_EXE_warden");
+        // `warden` hands every command but `exec` to `warden-full`, beside it.
+        let (warden, full) = (env!("CARGO_BIN_EXE_warden"), env!("CARGO_BIN_EXE_warden-full"));
         let mut run = Command::new("podman");
         run.args(["run", "--rm", "--user", user]);
         for lent in ["/usr", "/lib", "/lib64"] {
@@ -52,7 +53,7 @@ impl Workspace {
                 run.args(["-v", &format!("{lent}:{lent}:ro")]);
             }
         }
-        run.args(["-v", &format!("{warden}:/warden:ro"), "-v", &format!("{}:/w", self.dir.path().display())]);
+        run.args(["-v", &format!("{warden}:/warden:ro"), "-v", &format!("{full}:/warden-full:ro"), "-v", &format!("{}:/w", self.dir.path().display())]);
         for e in env {
             run.args(["-e", e]);
         }

@@ -17,6 +17,7 @@ mod network;
 mod oci;
 mod mcp_http;
 mod mcp_clients;
+mod programs;
 mod pty;
 mod rules;
 mod scaffold;

@@ -1,4 +1,5 @@
-//! The `warden` command as a library: the binary's `main`, and the Python
+//! The `warden` command as a library: the `main` of its two programs (`warden`
+//! runs `warden exec` alone, `warden-full` everything), and the Python
 //! package's `warden` command (one program, so one copy of wasmtime in a wheel).
 
 mod approve;
@@ -28,6 +29,9 @@ use cli::{Cli, Command};
 /// bridge inside a sandbox (see `warden_net::bridge`).
 pub const NET_BRIDGE: &str = "__net-bridge";
 
+/// The program beside `warden` that runs every command but `warden exec`.
+pub const FULL_PROGRAM: &str = "warden-full";
+
 /// The program (and its first arguments) that a sandbox with a network
 /// allowlist starts as its bridge.
 pub struct Bridge {
@@ -35,10 +39,49 @@ pub struct Bridge {
     pub args: Vec<OsString>,
 }
 
+impl Bridge {
+    /// What each program's `main` does first: inside a sandbox, `program
+    /// __net-bridge ...` is the bridge, which runs and ends the process here;
+    /// any other command line gets this program (`here`) as its sandboxes' bridge.
+    pub fn serve_or_offer(args: &[OsString], here: Option<&std::path::Path>) -> Option<Bridge> {
+        if args.get(1).is_some_and(|a| a == NET_BRIDGE) {
+            std::process::exit(warden_net::bridge::main(&args[2..]));
+        }
+        here.map(|program| Bridge { program: program.to_path_buf(), args: vec![NET_BRIDGE.into()] })
+    }
+}
+
 /// The command line, as clap defines it (the user guide's CLI reference is
 /// generated from it).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+/// Runs `args` if they are a clean `warden exec` command line, and returns
+/// its exit status; `None`, having run nothing, for any other (another
+/// command, help, a usage error), which [`run`] then parses whole.
+pub fn run_exec_only(args: &[OsString], bridge: Option<Bridge>) -> Option<u8> {
+    let exec = parse_exec_only(args)?;
+    if let Some(bridge) = bridge {
+        warden_shell::set_net_bridge(bridge.program, bridge.args);
+    }
+    Some(match exec_cmd::run(exec) {
+        Ok(()) => 0,
+        Err(failure) => failure.report(),
+    })
+}
+
+/// `warden exec`'s arguments, parsed by its own definition alone: building
+/// clap's whole command tree takes a third of a millisecond, which the
+/// shell's path does not spend.
+fn parse_exec_only(args: &[OsString]) -> Option<cli::ExecArgs> {
+    use clap::{Args, FromArgMatches};
+    if args.get(1).is_none_or(|a| a != "exec") {
+        return None;
+    }
+    let only = clap::Command::new("warden").subcommand(cli::ExecArgs::augment_args(clap::Command::new("exec")));
+    let matches = only.try_get_matches_from(args).ok()?;
+    cli::ExecArgs::from_arg_matches(matches.subcommand_matches("exec")?).ok()
 }
 
 /// Runs the command line `args` (the program's name first) and returns the
@@ -72,5 +115,47 @@ pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {
     match result {
         Ok(()) => 0,
         Err(failure) => failure.report(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn exec_parsed_alone_is_exec_parsed_whole() {
+        for words in [
+            &["warden", "exec", "--policy", "p.yaml", "--", "ls", "-l", "--policy"][..],
+            &["warden", "exec", "--policy=p.yaml", "--timeout", "5s", "--cwd", "/portfolio", "--worker", "w", "--", "sh", "-c", "x"],
+            &["warden", "exec", "--sandbox", "dev", "--", "true"],
+            &["warden", "exec", "--sandbox", "dev", "--policy", "p.yaml", "--approve", "read:/a", "--approve", "exec:git push", "--answers", "f", "--audit", "a.jsonl", "--ask-via", "console", "--", "true"],
+        ] {
+            let args = line(words);
+            let Command::Exec(whole) = Cli::try_parse_from(&args).unwrap().command else { panic!("{words:?} is not exec") };
+            assert_eq!(format!("{:?}", parse_exec_only(&args).unwrap()), format!("{whole:?}"), "{words:?}");
+        }
+    }
+
+    #[test]
+    fn help_usage_errors_and_other_commands_are_left_to_the_whole_command_line() {
+        for words in [
+            &["warden", "exec", "--help"][..],
+            &["warden", "exec", "-h"],
+            &["warden", "exec", "--version"],
+            &["warden", "exec"],
+            &["warden", "exec", "--policy", "p.yaml"],
+            &["warden", "exec", "--bogus", "--", "true"],
+            &["warden", "exec", "--timeout"],
+            &["warden", "run", "--policy", "p.yaml", "x.wasm"],
+            &["warden", "--version"],
+            &["warden"],
+            &["warden", "--policy", "p.yaml", "exec", "--", "true"],
+        ] {
+            assert!(parse_exec_only(&line(words)).is_none(), "{words:?}");
+        }
     }
 }
