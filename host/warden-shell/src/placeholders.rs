@@ -179,9 +179,15 @@ pub fn bound_onto_itself(path: &Path) -> bool {
 fn make(path: &Path) -> std::io::Result<()> {
     let folder = path.parent().ok_or_else(|| std::io::Error::other("a placeholder needs a folder"))?;
     let name = path.file_name().ok_or_else(|| std::io::Error::other("a placeholder needs a name"))?;
+    // One getrandom(2) per name: unique across forks too, unlike a seed
+    // drawn once per thread.
     let mut unique = [0u8; 8];
-    std::io::Read::read_exact(&mut File::open("/dev/urandom")?, &mut unique)?;
-    let staged = folder.join(format!(".warden-placeholder-{}", unique.iter().map(|b| format!("{b:02x}")).collect::<String>()));
+    // SAFETY: fills the 8 bytes of `unique`, which lives on this stack.
+    if unsafe { libc::getrandom(unique.as_mut_ptr().cast(), unique.len(), 0) } != unique.len() as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    let staged = folder.join(format!(".warden-placeholder-{:016x}", u64::from_ne_bytes(unique)));
+    let mut created = false;
     let made = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -189,6 +195,7 @@ fn make(path: &Path) -> std::io::Result<()> {
             .mode(0o444)
             .custom_flags(libc_flags::NOFOLLOW | libc_flags::CLOEXEC)
             .open(&staged)?;
+        created = true;
         std::io::Write::write_all(&mut file, content(path))?;
         let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
         let target = folder.join(name);
@@ -198,7 +205,10 @@ fn make(path: &Path) -> std::io::Result<()> {
             done => done.map_err(std::io::Error::from),
         }
     })();
-    let _ = std::fs::remove_file(&staged);
+    // Only a staged file this call made: a name taken already is another's.
+    if created {
+        let _ = std::fs::remove_file(&staged);
+    }
     made
 }
 
