@@ -58,6 +58,10 @@ pub struct Loaded {
     pub kind: ComponentKind,
     pub cache: CacheOutcome,
     pub(crate) pre: InstancePre<ToolState>,
+    /// A tool's exports, looked up once here rather than at every call;
+    /// `None` for a command, or a tool whose exports do not match the world
+    /// (the call then says why).
+    pub(crate) tool: Option<bindings::ToolPre<ToolState>>,
 }
 
 pub struct Runtime {
@@ -101,7 +105,8 @@ impl Runtime {
         .map_err(|e| load_error(format!("{e:#}")))?;
         let kind = kind_of(&self.engine, &component);
         let pre = self.linker.instantiate_pre(&component).map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
-        Ok(Loaded { kind, cache, pre })
+        let tool = (kind == ComponentKind::Tool).then(|| bindings::ToolPre::new(pre.clone()).ok()).flatten();
+        Ok(Loaded { kind, cache, pre, tool })
     }
 
     pub fn cache_dir(&self) -> Option<&Path> {

@@ -56,7 +56,10 @@ impl Runtime {
                 "this component is a command (it exports `wasi:cli/run`), not a tool; use `warden run`".into(),
             ));
         }
-        bindings::ToolPre::new(loaded.pre.clone()).map_err(|e| RunError::Instantiate(format!("{e:#}")))
+        match &loaded.tool {
+            Some(pre) => Ok(pre.clone()),
+            None => bindings::ToolPre::new(loaded.pre.clone()).map_err(|e| RunError::Instantiate(format!("{e:#}"))),
+        }
     }
 
     /// The tools a component offers: name, description and input schema.

@@ -204,3 +204,15 @@ fn trapped_runs_give_their_instance_slots_back() {
         assert!(matches!(err, RunError::OutOfFuel { limit: 10_000 }), "{err}");
     }
 }
+
+#[test]
+fn a_pooled_slot_used_again_holds_nothing_of_the_last_run() {
+    // One instance at a time: every run takes the slot the last one left.
+    let options = RuntimeOptions { cache_dir: Some(repo().join("target/test-cwasm")), max_concurrent: 1, pooled: true };
+    let runtime = Runtime::new(options).unwrap();
+    let loaded = runtime.load_file(&guest("hostile/remember.wasm")).unwrap();
+    for run in 0..5 {
+        let outcome = runtime.run(&loaded, &RunConfig::default()).unwrap();
+        assert_eq!(outcome.exit_code, 0, "run {run} found the mark an earlier run left in memory");
+    }
+}
