@@ -66,3 +66,44 @@ impl Drop for Reaper {
         unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn state(pid: libc::pid_t) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit(')').next()?.trim_start().chars().next()
+    }
+
+    #[test]
+    fn a_reaper_told_the_command_ended_spares_its_group_and_is_gone() {
+        let mut group = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let reaper = Reaper::watch(group.id() as i32).unwrap();
+        let pid = reaper.pid;
+        assert!(matches!(state(pid), Some('R' | 'S')), "the reaper is not watching: {:?}", state(pid));
+        drop(reaper);
+        assert_eq!(state(pid), None, "the reaper told to go was not reaped");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(group.try_wait().unwrap().is_none(), "a reaper told the command ended killed its group");
+        group.kill().unwrap();
+        group.wait().unwrap();
+    }
+
+    #[test]
+    fn a_reaper_whose_warden_is_gone_kills_the_group() {
+        let mut group = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let mut reaper = Reaper::watch(group.id() as i32).unwrap();
+        // The pipe closing without a word is what Warden's death looks like.
+        drop(reaper.tell.take());
+        let since = Instant::now();
+        while group.try_wait().unwrap().is_none() {
+            assert!(since.elapsed() < Duration::from_secs(10), "the group outlived Warden's reaper");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&group.wait().unwrap()), Some(libc::SIGKILL));
+    }
+}
