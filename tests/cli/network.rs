@@ -349,3 +349,14 @@ fn without_bubblewrap_a_command_under_an_allowlist_is_refused_not_run_with_more_
     );
     assert!(!f.path("portfolio/ran.md").exists());
 }
+
+#[test]
+fn the_bridge_in_a_sandbox_starts_nothing_a_command_planted_beside_it() {
+    let f = Fixture::new();
+    let port = server("allowed");
+    // A program of the command's own, owned by the same uid, where `warden-full` would be.
+    let script = "cp /bin/echo /tmp/warden-full && /tmp/.warden-net-bridge --version; echo \"status $?\"";
+    let r = exec(&f, &format!("\"127.0.0.1:{port}\""), script);
+    assert_eq!((r.status, r.stdout.as_str()), (0, "status 2\n"), "{}", r.stderr);
+    assert_eq!(r.stderr, "warden: /tmp/.warden-net-bridge is a sandbox's network bridge and runs nothing else\n");
+}

@@ -66,7 +66,7 @@ fn a_warden_full_that_others_could_have_written_is_not_started() {
     };
     let refused = |why: &str| {
         format!(
-            "warden: will not start {}: {why}; it must be a regular file of this program's owner or of root that no one else may write\n",
+            "warden: will not start {}: {why}; it must be a regular file of this program's owner that no one may write who may not write this program\n",
             full.display()
         )
     };
@@ -77,9 +77,23 @@ fn a_warden_full_that_others_could_have_written_is_not_started() {
     assert_eq!(version(), (2, String::new(), refused("others than its owner may write it (mode 775)")));
     mode(0o757);
     assert_eq!(version(), (2, String::new(), refused("others than its owner may write it (mode 757)")));
+    // Under a umask of 002 both are group-writable: whoever may write the one may write the other.
+    std::fs::set_permissions(&warden, std::os::unix::fs::PermissionsExt::from_mode(0o775)).unwrap();
+    mode(0o775);
+    assert_eq!(version().0, 0);
+    mode(0o777);
+    assert_eq!(version(), (2, String::new(), refused("others than its owner may write it (mode 777)")));
     mode(0o755);
-    std::os::unix::fs::chown(&full, Some(65534), None).unwrap();
-    assert_eq!(version(), (2, String::new(), refused("it belongs to uid 65534")));
+    std::fs::set_permissions(&warden, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    if rustix::process::geteuid().is_root() {
+        // Not even root's: a root-owned program linked beside a user's `warden` is not its own.
+        for owner in [65534, 0] {
+            std::os::unix::fs::chown(&warden, Some(if owner == 0 { 65534 } else { 0 }), None).unwrap();
+            std::os::unix::fs::chown(&full, Some(owner), None).unwrap();
+            assert_eq!(version(), (2, String::new(), refused(&format!("it belongs to uid {owner}"))));
+        }
+        std::os::unix::fs::chown(&warden, Some(0), None).unwrap();
+    }
     // A link beside it to a program elsewhere is not followed.
     std::fs::remove_file(&full).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_warden-full"), &full).unwrap();

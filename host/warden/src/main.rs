@@ -24,6 +24,11 @@ fn main() -> ExitCode {
         return ExitCode::from(status);
     }
     let here = match here {
+        // Inside a sandbox this program is the network bridge, and nothing else.
+        Ok(here) if here == Path::new(warden_shell::BRIDGE_IN_SANDBOX) => {
+            eprintln!("warden: {} is a sandbox's network bridge and runs nothing else", here.display());
+            return ExitCode::from(2);
+        }
         Ok(here) => here,
         Err(e) => {
             eprintln!("warden: cannot find where this program is, to start {FULL_PROGRAM} beside it: {e}");
@@ -39,10 +44,10 @@ fn main() -> ExitCode {
 }
 
 /// `warden-full` beside this program, opened (no symbolic link followed) and
-/// checked before it is started by that very handle: a regular file owned
-/// by this program's owner or by root, which nobody else may write. A
-/// `warden` left in a shared folder must not start what another user put
-/// beside it.
+/// checked before it is started by that very handle: a regular file of this
+/// program's owner that nobody may write who may not write this program (a
+/// group may, under a umask of 002, when it may write both). A `warden` left
+/// in a shared folder must not start what another user put beside it.
 fn open_full(here: &Path) -> Result<OwnedFd, String> {
     use rustix::fs::{FileType, Mode, OFlags};
     let full = here.with_file_name(FULL_PROGRAM);
@@ -55,19 +60,24 @@ fn open_full(here: &Path) -> Result<OwnedFd, String> {
         )
     })?;
     let refuse = |why: String| {
-        format!("will not start {}: {why}; it must be a regular file of this program's owner or of root that no one else may write", full.display())
+        format!(
+            "will not start {}: {why}; it must be a regular file of this program's owner that no one may write who may not write this program",
+            full.display()
+        )
     };
-    let (theirs, mine) = match (rustix::fs::fstat(&opened), rustix::fs::stat(here)) {
+    // The running file itself, whatever its path has become since.
+    let (theirs, mine) = match (rustix::fs::fstat(&opened), rustix::fs::stat("/proc/self/exe")) {
         (Ok(theirs), Ok(mine)) => (theirs, mine),
         (Err(e), _) | (_, Err(e)) => return Err(refuse(std::io::Error::from(e).to_string())),
     };
     if !FileType::from_raw_mode(theirs.st_mode).is_file() {
         return Err(refuse("it is not a regular file".into()));
     }
-    if theirs.st_uid != mine.st_uid && theirs.st_uid != 0 {
+    if theirs.st_uid != mine.st_uid {
         return Err(refuse(format!("it belongs to uid {}", theirs.st_uid)));
     }
-    if theirs.st_mode & 0o022 != 0 {
+    let group_as_here = theirs.st_gid == mine.st_gid && mine.st_mode & 0o020 != 0;
+    if theirs.st_mode & 0o002 != 0 || (theirs.st_mode & 0o020 != 0 && !group_as_here) {
         return Err(refuse(format!("others than its owner may write it (mode {:o})", theirs.st_mode & 0o7777)));
     }
     Ok(opened)
@@ -75,8 +85,8 @@ fn open_full(here: &Path) -> Result<OwnedFd, String> {
 
 /// Replaces this process with the program open at `program`, given `args` as
 /// they are and this environment. `execveat` of the handle checked: no
-/// search, no retry through `/bin/sh`, and the signal mask and dispositions
-/// left as the caller set them.
+/// search, no retry through `/bin/sh`; the signal mask and dispositions are
+/// this process's (the caller's, SIGPIPE ignored as Rust's runtime does).
 fn exec(program: &OwnedFd, args: &[OsString]) -> String {
     let c = |bytes: &[u8]| CString::new(bytes).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput));
     let mut argv = match args.iter().map(|a| c(a.as_bytes())).collect::<Result<Vec<_>, _>>() {
