@@ -93,6 +93,14 @@ fn a_warden_full_that_others_could_have_written_is_not_started() {
             assert_eq!(version(), (2, String::new(), refused(&format!("it belongs to uid {owner}"))));
         }
         std::os::unix::fs::chown(&warden, Some(0), None).unwrap();
+        std::os::unix::fs::chown(&full, Some(0), None).unwrap();
+        // Group-writable both, but by different groups: that group may not write `warden`.
+        std::fs::set_permissions(&warden, std::os::unix::fs::PermissionsExt::from_mode(0o775)).unwrap();
+        mode(0o775);
+        std::os::unix::fs::chown(&full, None, Some(65534)).unwrap();
+        assert_eq!(version(), (2, String::new(), refused("others than its owner may write it (mode 775)")));
+        mode(0o755);
+        std::fs::set_permissions(&warden, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     }
     // A link beside it to a program elsewhere is not followed.
     std::fs::remove_file(&full).unwrap();
