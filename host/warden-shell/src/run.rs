@@ -174,8 +174,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         channel.spawned();
     }
     // Without a PID namespace, the group must end even if Warden does first.
-    if let Backend::Landlock { .. } = job.backend {
-        group.watched_by(crate::landlock::Reaper::watch(child.id() as i32)?);
+    if let Some(reaper) = confinement.as_mut().and_then(|c| c.reaper.take()) {
+        group.watched_by(reaper);
     }
     // Only the status pipe's reading end stays: bwrap holds the rest now.
     let status_read = pipes.map(|p| p.status_read);

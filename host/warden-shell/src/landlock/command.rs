@@ -12,6 +12,7 @@ use warden_policy::Network;
 
 use super::layout::{list_folder, Access, Grant, Layout, MountRules};
 use super::netns::{private_network, Maps};
+use super::reaper::{announce, Reaper};
 use super::ruleset::{confine, prepare, Prepared, Tcp};
 use super::Abi;
 use crate::error::ShellError;
@@ -24,7 +25,7 @@ const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 const DEVICES_READ: &[&str] = &["/dev/urandom", "/dev/random"];
 
 /// What must live until the command has been spawned (the ruleset and the
-/// program the child loads) or has ended (its temporary folder).
+/// program the child loads) or has ended (its temporary folder, its reaper).
 pub struct Confinement {
     _ruleset: Prepared,
     _filter: seccompiler::BpfProgram,
@@ -33,6 +34,9 @@ pub struct Confinement {
     /// [`Step`]), so that a failure is not taken for the program's own.
     failure: (OwnedFd, OwnedFd),
     pub tmp: tempfile::TempDir,
+    /// What kills the command's group if Warden ends first: started before
+    /// the command, which tells it its group; the caller keeps it with the group.
+    pub reaper: Option<Reaper>,
     /// Folders of the mounts that can gain no entry, for the note on a failure.
     pub closed: Vec<PathBuf>,
 }
@@ -110,6 +114,8 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
     let tell = failure.1.as_raw_fd();
     let maps = Box::new(Maps::of_this_process());
     let maps_at = &*maps as *const Maps as usize;
+    let reaper = Reaper::start().map_err(ShellError::Spawn)?;
+    let reaper_fd = reaper.announce_to();
     // SAFETY: these steps make system calls only; the descriptors, the maps and
     // the program stay alive in `Confinement` until the spawn has returned.
     unsafe {
@@ -117,6 +123,7 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
             let say = |step: Step| {
                 let _ = rustix::io::write(BorrowedFd::borrow_raw(tell), &[step as u8]);
             };
+            announce(reaper_fd)?;
             if let Some(control) = bridge {
                 private_network(control, &*(maps_at as *const Maps)).inspect_err(|_| say(Step::Network))?;
             }
@@ -126,7 +133,7 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
         })
     };
     let closed = layout.chains.iter().filter(|c| plan.binds.iter().any(|b| b.writable && c.starts_with(&b.host))).cloned().collect();
-    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, _maps: maps, failure, tmp, closed }))
+    Ok((cmd, Confinement { _ruleset: ruleset, _filter: filter, _maps: maps, failure, tmp, reaper: Some(reaper), closed }))
 }
 
 /// The grants: the system folders (or the whole host under `read: all`)

@@ -11,5 +11,5 @@ mod ruleset;
 pub use abi::{abi, errata_fixed, Abi, ERRATUM_DISCONNECTED_DIRECTORIES};
 pub use layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
 pub use command::{command, layout, Confinement, Step};
-pub use reaper::Reaper;
+pub use reaper::{announce, Reaper};
 pub use ruleset::{confine, enter, prepare, Prepared, Tcp, LEAST_ABI};

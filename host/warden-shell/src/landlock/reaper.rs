@@ -1,11 +1,14 @@
 //! What ends a command's process group if Warden itself ends first (killed,
 //! or stopped with Ctrl-C): without a PID namespace nothing else would. A
-//! small process forked from Warden, outside the command's Landlock domain
-//! (which cannot signal it), waits on a pipe: a byte means the command ended
-//! and all is done; the pipe closing without one means Warden is gone, and
-//! the group is killed.
+//! small process forked from Warden before the command, outside the
+//! command's Landlock domain (which cannot signal it), waits on a pipe. The
+//! command's child writes its process group there first thing, before it
+//! confines itself and runs anything of its own ([`announce`]), so no moment
+//! of the command goes unwatched. Then a byte means the command ended and all
+//! is done; the pipe closing without one means Warden is gone, and the group
+//! is killed. A pipe closed before any group was written kills nothing.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 pub struct Reaper {
     pid: libc::pid_t,
@@ -13,8 +16,10 @@ pub struct Reaper {
 }
 
 impl Reaper {
-    /// Watches process group `pgid` for as long as this value lives.
-    pub fn watch(pgid: libc::pid_t) -> std::io::Result<Reaper> {
+    /// A reaper for the command about to be spawned, which must
+    /// [`announce`] itself on [`Reaper::announce_to`]; it watches for as long
+    /// as this value lives.
+    pub fn start() -> std::io::Result<Reaper> {
         let (listen, tell) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         // SAFETY: the child makes system calls only (read, kill, _exit): no
         // allocation or lock, as a fork of a threaded process requires.
@@ -38,15 +43,14 @@ impl Reaper {
                     libc::syscall(libc::SYS_close_range, 0, kept - 1, 0);
                 }
                 libc::syscall(libc::SYS_close_range, kept + 1, libc::c_uint::MAX, 0);
-                let mut byte = 0u8;
-                let read = loop {
-                    let n = libc::read(listen.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
-                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                        break n;
+                let mut group = [0u8; 4];
+                let mut done = [0u8; 1];
+                if read_all(listen.as_raw_fd(), &mut group) {
+                    let pgid = libc::pid_t::from_ne_bytes(group);
+                    // Never -1 (every process) or 0 (this one's group).
+                    if !read_all(listen.as_raw_fd(), &mut done) && pgid > 1 {
+                        libc::kill(-pgid, libc::SIGKILL);
                     }
-                };
-                if read != 1 {
-                    libc::kill(-pgid, libc::SIGKILL);
                 }
                 libc::_exit(0);
             }
@@ -54,6 +58,40 @@ impl Reaper {
         drop(listen);
         Ok(Reaper { pid, tell: Some(tell) })
     }
+
+    /// Where the command's child [`announce`]s itself: Warden's end of the
+    /// pipe, open in the child until its exec.
+    pub fn announce_to(&self) -> RawFd {
+        self.tell.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+}
+
+/// In the command's child, before anything else: tells the reaper listening
+/// on `fd` the child's process group (its own pid: it leads its group).
+/// System calls only, as a child of a threaded process requires.
+pub fn announce(fd: RawFd) -> std::io::Result<()> {
+    let group = rustix::process::getpid().as_raw_nonzero().get().to_ne_bytes();
+    // SAFETY: a borrowed descriptor, open for the duration of the write.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    match rustix::io::write(fd, &group) {
+        Ok(4) => Ok(()),
+        Ok(_) => Err(std::io::Error::other("the reaper was told part of the process group")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Reads exactly `buf.len()` bytes; false on the pipe's end or an error.
+unsafe fn read_all(fd: RawFd, buf: &mut [u8]) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        match n {
+            n if n > 0 => got += n as usize,
+            n if n < 0 && unsafe { *libc::__errno_location() } == libc::EINTR => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 impl Drop for Reaper {
@@ -70,6 +108,7 @@ impl Drop for Reaper {
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
     use std::time::{Duration, Instant};
 
     use super::*;
@@ -79,10 +118,32 @@ mod tests {
         stat.rsplit(')').next()?.trim_start().chars().next()
     }
 
+    /// `sleep 30` leading a group of its own, announced to `reaper` by its
+    /// child before exec, as the Landlock command's child does.
+    fn announced_to(reaper: &Reaper) -> Child {
+        let fd = reaper.announce_to();
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30").process_group(0);
+        // SAFETY: `announce` makes one system call.
+        unsafe { sleep.pre_exec(move || announce(fd)) };
+        sleep.spawn().unwrap()
+    }
+
+    fn killed_within_seconds(group: &mut Child) -> bool {
+        let since = Instant::now();
+        while group.try_wait().unwrap().is_none() {
+            if since.elapsed() > Duration::from_secs(10) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::os::unix::process::ExitStatusExt::signal(&group.wait().unwrap()) == Some(libc::SIGKILL)
+    }
+
     #[test]
     fn a_reaper_told_the_command_ended_spares_its_group_and_is_gone() {
-        let mut group = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let reaper = Reaper::watch(group.id() as i32).unwrap();
+        let reaper = Reaper::start().unwrap();
+        let mut group = announced_to(&reaper);
         let pid = reaper.pid;
         assert!(matches!(state(pid), Some('R' | 'S')), "the reaper is not watching: {:?}", state(pid));
         drop(reaper);
@@ -94,16 +155,30 @@ mod tests {
     }
 
     #[test]
-    fn a_reaper_whose_warden_is_gone_kills_the_group() {
-        let mut group = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let mut reaper = Reaper::watch(group.id() as i32).unwrap();
-        // The pipe closing without a word is what Warden's death looks like.
+    fn a_reaper_whose_warden_is_gone_kills_the_group_the_command_announced() {
+        let mut reaper = Reaper::start().unwrap();
+        let mut group = announced_to(&reaper);
+        // The pipe closing without a word is what Warden's death looks like;
+        // Warden never told the reaper the group: the command's child did.
         drop(reaper.tell.take());
-        let since = Instant::now();
-        while group.try_wait().unwrap().is_none() {
-            assert!(since.elapsed() < Duration::from_secs(10), "the group outlived Warden's reaper");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&group.wait().unwrap()), Some(libc::SIGKILL));
+        assert!(killed_within_seconds(&mut group), "the group outlived Warden's reaper");
+    }
+
+    #[test]
+    fn a_reaper_that_heard_of_no_group_kills_nothing() {
+        let mut bystander = Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let mut reaper = Reaper::start().unwrap();
+        let pid = reaper.pid;
+        // Three of a group number's four bytes, then Warden gone: nothing to
+        // kill. (They alone name the bystander: pids stay below 2^22.)
+        let tell = reaper.tell.take().unwrap();
+        rustix::io::write(&tell, &bystander.id().to_ne_bytes()[..3]).unwrap();
+        drop(tell);
+        drop(reaper);
+        assert_eq!(state(pid), None, "the reaper did not end");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(bystander.try_wait().unwrap().is_none(), "a reaper with no whole group killed one");
+        bystander.kill().unwrap();
+        bystander.wait().unwrap();
     }
 }
