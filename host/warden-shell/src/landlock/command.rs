@@ -107,7 +107,8 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
     let ruleset = prepare(&layout, abi, tcp).map_err(refuse)?;
     let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet, true).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(cwd);
+    // A group of its own, which its reaper is told of and kills if Warden dies.
+    cmd.args(&argv[1..]).current_dir(cwd).process_group(0);
     let len = u16::try_from(filter.len()).map_err(|_| ShellError::Policy("seccomp filter: too long".into()))?;
     let (fd, program) = (ruleset.raw_fd(), filter.as_ptr() as usize);
     let failure = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK).map_err(|e| ShellError::Spawn(e.into()))?;

@@ -67,16 +67,29 @@ impl Reaper {
 }
 
 /// In the command's child, before anything else: tells the reaper listening
-/// on `fd` the child's process group (its own pid: it leads its group).
-/// System calls only, as a child of a threaded process requires.
-pub fn announce(fd: RawFd) -> std::io::Result<()> {
-    let group = rustix::process::getpid().as_raw_nonzero().get().to_ne_bytes();
-    // SAFETY: a borrowed descriptor, open for the duration of the write.
-    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-    match rustix::io::write(fd, &group) {
-        Ok(4) => Ok(()),
-        Ok(_) => Err(std::io::Error::other("the reaper was told part of the process group")),
-        Err(e) => Err(e.into()),
+/// on `fd` the child's process group, which the child must lead (a group of
+/// its own, made before `pre_exec` runs). System calls only, as a child of a
+/// threaded process requires; a reaper already gone fails the spawn.
+///
+/// # Safety
+/// Only in a child between fork and exec, whose signal dispositions are its own.
+pub unsafe fn announce(fd: RawFd) -> std::io::Result<()> {
+    let failed = || Err(std::io::Error::last_os_error());
+    // SAFETY: system calls on integers and on a buffer on this stack.
+    unsafe {
+        let group = libc::getpgrp();
+        if group != libc::getpid() {
+            // Not its group's leader: killing `group` would end someone else's.
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let bytes = group.to_ne_bytes();
+        // A dead reaper must fail the spawn (EPIPE), not end the child silently
+        // by SIGPIPE, which std restored to its default before `pre_exec`.
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let result = if written == 4 { Ok(()) } else if written < 0 { failed() } else { Err(std::io::Error::from_raw_os_error(libc::EIO)) };
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        result
     }
 }
 
@@ -124,7 +137,7 @@ mod tests {
         let fd = reaper.announce_to();
         let mut sleep = Command::new("sleep");
         sleep.arg("30").process_group(0);
-        // SAFETY: `announce` makes one system call.
+        // SAFETY: `announce` makes system calls only, in the child.
         unsafe { sleep.pre_exec(move || announce(fd)) };
         sleep.spawn().unwrap()
     }
@@ -180,5 +193,36 @@ mod tests {
         assert!(bystander.try_wait().unwrap().is_none(), "a reaper with no whole group killed one");
         bystander.kill().unwrap();
         bystander.wait().unwrap();
+    }
+
+    #[test]
+    fn a_reaper_already_gone_fails_the_spawn_rather_than_the_command() {
+        let reaper = Reaper::start().unwrap();
+        let pid = reaper.pid;
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        while state(pid) != Some('Z') {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let fd = reaper.announce_to();
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30").process_group(0);
+        // SAFETY: `announce` makes system calls only, in the child.
+        unsafe { sleep.pre_exec(move || announce(fd)) };
+        let error = sleep.spawn().map(|mut c| c.kill()).expect_err("a command ran with no reaper to end it");
+        assert_eq!(error.raw_os_error(), Some(libc::EPIPE));
+    }
+
+    #[test]
+    fn a_child_that_leads_no_group_of_its_own_is_not_announced() {
+        let reaper = Reaper::start().unwrap();
+        let fd = reaper.announce_to();
+        // No `process_group(0)`: the child is in this test's group, which must never be the one killed.
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        // SAFETY: `announce` makes system calls only, in the child.
+        unsafe { sleep.pre_exec(move || announce(fd)) };
+        let error = sleep.spawn().map(|mut c| c.kill()).expect_err("a child outside a group of its own was announced");
+        assert_eq!(error.raw_os_error(), Some(libc::EINVAL));
     }
 }

@@ -12,9 +12,9 @@ use super::{NEWEST_REVIEWED, Rules};
 /// The audit architecture of the calls this build's programs judge (the
 /// numbers in the rules are this architecture's).
 #[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xc000_003e;
+pub(super) const AUDIT_ARCH: u32 = 0xc000_003e;
 #[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xc000_00b7;
+pub(super) const AUDIT_ARCH: u32 = 0xc000_00b7;
 
 const LOAD_WORD: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JUMP_IF_EQUAL: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
@@ -41,6 +41,11 @@ pub(super) fn ins(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
 
 /// The program of `rules`: `EPERM` for a refused call, `ALLOW` for the rest.
 pub(super) fn compile(rules: Rules) -> Result<BpfProgram, seccompiler::Error> {
+    // `clone` answered in its own check, the refused calls before seccompiler's
+    // part: each call belongs to one of them alone.
+    let clone = libc::SYS_clone;
+    debug_assert!(rules.refused.iter().all(|nr| !rules.conditional.contains_key(nr)));
+    debug_assert!(rules.clone_flags == 0 || !(rules.refused.contains(&clone) || rules.conditional.contains_key(&clone)));
     let mut checks = Vec::new();
     if rules.without_clone3 {
         checks.extend(clone3_and_newer_unknown());

@@ -198,7 +198,7 @@ fn the_short_program_decides_every_call_number_as_the_plain_one() {
     let arguments = telling_arguments();
     for (i, (short, plain)) in pairs().iter().enumerate() {
         for nr in (0..1024).chain((0..1024).map(|nr| nr | 0x4000_0000)).chain([u32::MAX, 0x7fff_ffff]) {
-            for arch in [AUDIT_ARCH_X86_64, AUDIT_ARCH_I386] {
+            for arch in [bpf::AUDIT_ARCH, AUDIT_ARCH_I386] {
                 for args in &arguments {
                     assert_eq!(judge(short, arch, nr, *args), judge(plain, arch, nr, *args), "configuration {:?}, call {nr}, {args:?}", CONFIGURATIONS[i]);
                 }
@@ -215,7 +215,7 @@ proptest! {
         args in proptest::array::uniform6(prop_oneof![0u64..64, (0u32..64).prop_map(|bit| 1u64 << bit), any::<u64>(), any::<u64>().prop_map(|v| v & 0xffff_ffff)]),
     ) {
         for (short, plain) in pairs() {
-            prop_assert_eq!(judge(short, AUDIT_ARCH_X86_64, nr, args), judge(plain, AUDIT_ARCH_X86_64, nr, args));
+            prop_assert_eq!(judge(short, bpf::AUDIT_ARCH, nr, args), judge(plain, bpf::AUDIT_ARCH, nr, args));
         }
     }
 }
