@@ -131,15 +131,22 @@ mod tests {
         stat.rsplit(')').next()?.trim_start().chars().next()
     }
 
-    /// `sleep 30` leading a group of its own, announced to `reaper` by its
-    /// child before exec, as the Landlock command's child does.
-    fn announced_to(reaper: &Reaper) -> Child {
+    /// `sleep 30` whose child announces itself to `reaper` before exec, as
+    /// the Landlock command's child does; leading a group of its own if `own_group`.
+    fn announcing_to(reaper: &Reaper, own_group: bool) -> Command {
         let fd = reaper.announce_to();
         let mut sleep = Command::new("sleep");
-        sleep.arg("30").process_group(0);
+        sleep.arg("30");
+        if own_group {
+            sleep.process_group(0);
+        }
         // SAFETY: `announce` makes system calls only, in the child.
         unsafe { sleep.pre_exec(move || announce(fd)) };
-        sleep.spawn().unwrap()
+        sleep
+    }
+
+    fn announced_to(reaper: &Reaper) -> Child {
+        announcing_to(reaper, true).spawn().unwrap()
     }
 
     fn killed_within_seconds(group: &mut Child) -> bool {
@@ -204,25 +211,15 @@ mod tests {
         while state(pid) != Some('Z') {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let fd = reaper.announce_to();
-        let mut sleep = Command::new("sleep");
-        sleep.arg("30").process_group(0);
-        // SAFETY: `announce` makes system calls only, in the child.
-        unsafe { sleep.pre_exec(move || announce(fd)) };
-        let error = sleep.spawn().map(|mut c| c.kill()).expect_err("a command ran with no reaper to end it");
+        let error = announcing_to(&reaper, true).spawn().map(|mut c| c.kill()).expect_err("a command ran with no reaper to end it");
         assert_eq!(error.raw_os_error(), Some(libc::EPIPE));
     }
 
     #[test]
     fn a_child_that_leads_no_group_of_its_own_is_not_announced() {
         let reaper = Reaper::start().unwrap();
-        let fd = reaper.announce_to();
-        // No `process_group(0)`: the child is in this test's group, which must never be the one killed.
-        let mut sleep = Command::new("sleep");
-        sleep.arg("30");
-        // SAFETY: `announce` makes system calls only, in the child.
-        unsafe { sleep.pre_exec(move || announce(fd)) };
-        let error = sleep.spawn().map(|mut c| c.kill()).expect_err("a child outside a group of its own was announced");
+        // Not a group of its own: the child is in this test's group, which must never be the one killed.
+        let error = announcing_to(&reaper, false).spawn().map(|mut c| c.kill()).expect_err("a child outside a group of its own was announced");
         assert_eq!(error.raw_os_error(), Some(libc::EINVAL));
     }
 }
