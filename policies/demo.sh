@@ -16,7 +16,7 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --quiet --locked cargo-nextest
 fi
 echo "building warden (the first build compiles wasmtime: several minutes)" >&2
-cargo build --quiet --locked --manifest-path "$repo/Cargo.toml" -p warden
+bash "$repo/host/warden/build.sh" --quiet
 guests="$repo/guests/out"
 warden="${CARGO_TARGET_DIR:-$repo/target}/debug/warden"
 

@@ -2,7 +2,7 @@
 # `warden exec --sandbox N -- true`, whole process, against the engine's own
 # `exec` and (given a second binary) another Warden build, in interleaved
 # pairs by farm-bench (this machine's tool library). Release build first:
-#   cargo build --release -p warden
+#   bash host/warden/build.sh --release
 #   host/warden-shell/benches/kept_exec.sh [podman|docker] [BASELINE_WARDEN]
 set -euo pipefail
 engine=${1:-podman}

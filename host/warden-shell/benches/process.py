@@ -5,8 +5,8 @@ by the bwrap_args example, without its seccomp and status pipes), `warden exec`
 (release build), and `srt` (npm @anthropic-ai/sandbox-runtime, which needs ripgrep
 and socat) when installed, each with one writable project folder and no network.
 
-Usage: cargo build --release -p warden && cargo build --release -p warden-shell --example bwrap_args &&
-       host/warden-shell/benches/process.py [WARDEN_BINARY]    (default target/release/warden)
+Usage: bash host/warden/build.sh --release && cargo build --release -p warden-shell --example bwrap_args &&
+       host/warden-shell/benches/process.py [WARDEN_BINARY]    (default target/release/warden, the static front)
 srt is installed with: npm install --prefix .tools/npm @anthropic-ai/sandbox-runtime
 Goal: `warden exec` <= 1.25x raw bwrap at the median; under Landlock
 (`shell: { backend: landlock }`, no namespaces made) <= 0.5x raw bwrap.
@@ -67,6 +67,8 @@ def main():
     for _ in range(RUNS):
         for name, cmd in cases.items():
             samples[name].append(timed(cmd, proj))
+    headers = subprocess.run(["readelf", "--program-headers", "--wide", WARDEN], check=True, stdout=subprocess.PIPE).stdout
+    print(f"{WARDEN}: linked {'dynamically' if b'INTERP' in headers else 'statically'}\n")
     print(f"| whole process ({RUNS} runs each) | median | p90 |")
     print("|---|---|---|")
     for name, s in samples.items():

