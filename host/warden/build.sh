@@ -27,8 +27,10 @@ cargo build "${cargo[@]}" --bin warden-full
 cargo rustc "${cargo[@]}" --bin warden -- -C target-feature=+crt-static
 
 front="${CARGO_TARGET_DIR:-$repo/target}/$dir/warden"
-# A program with an interpreter (PT_INTERP) is linked dynamically.
-if readelf --program-headers --wide "$front" | grep -q INTERP; then
-    echo "host/warden/build.sh: $front is linked dynamically, not statically" >&2
+# Read first, so that a missing file or readelf fails the script. A program with an
+# interpreter (PT_INTERP) is linked dynamically; one not of type DYN is not position-independent.
+headers=$(readelf --file-header --program-headers --wide "$front")
+if [[ $headers == *INTERP* || $headers != *"DYN (Position-Independent"* ]]; then
+    echo "host/warden/build.sh: $front is not a static position-independent program" >&2
     exit 1
 fi
