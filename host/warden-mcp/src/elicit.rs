@@ -243,7 +243,10 @@ pub async fn asking_while<T>(work: impl std::future::Future<Output = T>, questio
                     slot = waiting.slot.slots.clone().acquire_owned() => waiting.slot.held = slot.ok(),
                     () = waiting.cancelled.cancelled() => answered = None,
                 }
-                if !(waiting.current)() {
+                // A client that cancels and then answers has its cancellation handled
+                // first (rmcp's loop cancels the call before it passes the answer on), but
+                // the selects above may have seen the answer first: the token decides.
+                if waiting.cancelled.is_cancelled() || !(waiting.current)() {
                     answered = None;
                 }
                 let _ = question.reply.send(answered);
