@@ -61,14 +61,14 @@ def main():
              "warden exec -- /bin/true, backend: landlock": [WARDEN, "exec", "--policy", landlock, "--", "/bin/true"]}
     if os.path.exists(SRT):
         cases["srt /bin/true"] = [SRT, "-s", settings, "/bin/true"]
+    headers = subprocess.run(["readelf", "--program-headers", "--wide", WARDEN], check=True, stdout=subprocess.PIPE).stdout
+    print(f"{WARDEN}: linked {'dynamically' if b'INTERP' in headers else 'statically'}\n")
     for cmd in cases.values():
         timed(cmd, proj)
     samples = {name: [] for name in cases}
     for _ in range(RUNS):
         for name, cmd in cases.items():
             samples[name].append(timed(cmd, proj))
-    headers = subprocess.run(["readelf", "--program-headers", "--wide", WARDEN], check=True, stdout=subprocess.PIPE).stdout
-    print(f"{WARDEN}: linked {'dynamically' if b'INTERP' in headers else 'statically'}\n")
     print(f"| whole process ({RUNS} runs each) | median | p90 |")
     print("|---|---|---|")
     for name, s in samples.items():
