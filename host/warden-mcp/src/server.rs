@@ -376,11 +376,12 @@ impl ServerHandler for WardenMcp {
         if self.catalogue().get(&request.name).is_none() {
             return Err(unknown(&request.name));
         }
+        let cancelled = || -> Result<CallToolResponse, ErrorData> { Ok(refused("the call was cancelled".to_owned()).into()) };
         // Waits for a slot; a call cancelled meanwhile never starts.
         let mut slot = Slot { slots: self.shared.slots.clone(), held: None };
         slot.held = Some(tokio::select! {
             slot = slot.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-            () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+            () = context.ct.cancelled() => return cancelled(),
         });
         // Taken once the call may run: one that waited through a reload runs under the new policy.
         let catalogue = self.catalogue();
@@ -425,7 +426,7 @@ impl ServerHandler for WardenMcp {
                     let decision = self.shared.parked.answer(question, &context.ct).await;
                     slot.held = Some(tokio::select! {
                         slot = slot.slots.clone().acquire_owned() => slot.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-                        () = context.ct.cancelled() => return Ok(refused("the call was cancelled".to_owned()).into()),
+                        () = context.ct.cancelled() => return cancelled(),
                     });
                     How::Deferring { asked: asked.clone(), answered: Some(before.and_at_console(last, decision)) }
                 }
@@ -433,6 +434,11 @@ impl ServerHandler for WardenMcp {
                 Err(message) => return Ok(refused(message).into()),
             },
         };
+        // A call cancelled while it waited (for a slot, or for the person at the console) never
+        // runs, even where a wait's select took the slot or the answer that came at the same moment.
+        if context.ct.is_cancelled() {
+            return cancelled();
+        }
         let before = match &how {
             How::Deferring { answered: Some(answered), .. } => Some(answered.clone()),
             _ => None,
