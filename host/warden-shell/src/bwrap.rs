@@ -8,12 +8,12 @@ use std::path::Path;
 use warden_policy::Network;
 
 use crate::egress::BRIDGE_IN_SANDBOX;
+use crate::error::ShellError;
 use crate::plan::{ExecPlan, SYSTEM_READ};
 use crate::shield::Shield;
 
-/// The bwrap arguments for `plan`, with the shield's mounts over the binds.
-/// `bridge`: the network bridge program, bound at [`BRIDGE_IN_SANDBOX`]
-/// when the plan has an allowlist and `command` starts with it.
+/// The bwrap arguments for `plan`, with the shield's mounts over the binds:
+/// its [`options`], then `--` and `command`.
 #[allow(clippy::too_many_arguments)]
 pub fn args(
     plan: &ExecPlan,
@@ -24,6 +24,17 @@ pub fn args(
     bridge: Option<&Path>,
     command: &[OsString],
 ) -> Vec<OsString> {
+    let mut args = options(plan, shield, cwd, seccomp_fd, status_fd, bridge);
+    args.push("--".into());
+    args.extend(command.iter().cloned());
+    args
+}
+
+/// bwrap's options for `plan`: the namespaces, the mounts, the working
+/// folder and the descriptors it is handed. `bridge`: the network bridge
+/// program, bound at [`BRIDGE_IN_SANDBOX`] when the plan has an allowlist
+/// and the command starts with it.
+pub fn options(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<i32>, status_fd: Option<i32>, bridge: Option<&Path>) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--new-session", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
     if plan.network != Network::Full {
@@ -78,9 +89,27 @@ pub fn args(
     if let Some(fd) = status_fd {
         a.flags(&["--json-status-fd", &fd.to_string()]);
     }
-    a.0.push("--".into());
-    a.0.extend(command.iter().cloned());
     a.0
+}
+
+/// `options` as bwrap reads them from `--args FD`, each ended by a NUL
+/// byte. One that holds a NUL is refused: there it would end early, and what
+/// follows would be read as options of bwrap's own (`--bind / /` in a
+/// folder's name).
+pub fn options_data(options: &[OsString]) -> Result<Vec<u8>, ShellError> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut data = Vec::with_capacity(options.iter().map(|a| a.len() + 1).sum());
+    for option in options {
+        if option.as_bytes().contains(&0) {
+            return Err(ShellError::Policy(format!(
+                "the sandbox's settings hold a NUL byte, which no path or name can hold: {}; the command was not run",
+                option.to_string_lossy().escape_debug()
+            )));
+        }
+        data.extend_from_slice(option.as_bytes());
+        data.push(0);
+    }
+    Ok(data)
 }
 
 struct Args(Vec<OsString>);
@@ -99,5 +128,26 @@ impl Args {
         self.0.push(flag.into());
         self.0.push(from.into());
         self.0.push(to.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn a_nul_byte_in_an_option_cannot_add_options_of_bwraps_own() {
+        let options = vec![OsString::from("--chdir"), OsString::from_vec(b"/proj\0--bind\0/\0/".to_vec())];
+        assert_eq!(
+            options_data(&options).unwrap_err().to_string(),
+            "the sandbox's settings hold a NUL byte, which no path or name can hold: /proj\\0--bind\\0/\\0/; the command was not run"
+        );
+    }
+
+    #[test]
+    fn each_option_is_ended_by_a_nul_byte() {
+        let options = ["--chdir", "/a b", "--tmpfs", "/tmp", ""].map(OsString::from);
+        assert_eq!(options_data(&options).unwrap(), b"--chdir\0/a b\0--tmpfs\0/tmp\0\0");
     }
 }

@@ -61,13 +61,18 @@ impl Held {
         Held::of(shield.placeholders.iter().chain(&shield.read_only), true)
     }
 
+    /// Nothing held: for a sandbox that binds nothing read-only.
+    pub fn none() -> Held {
+        Held { files: Vec::new(), handed_over: false }
+    }
+
     /// Locks those of `paths` that are there, making none.
     pub fn take_existing(paths: &[PathBuf]) -> Result<Held, ShellError> {
         Held::of(paths.iter(), false)
     }
 
     fn of<'a>(paths: impl Iterator<Item = &'a PathBuf>, make_missing: bool) -> Result<Held, ShellError> {
-        let mut held = Held { files: Vec::new(), handed_over: false };
+        let mut held = Held::none();
         for path in paths {
             if let Some(file) = hold(path, make_missing)? {
                 held.files.push(file);
@@ -132,6 +137,13 @@ fn hold(path: &Path, make_missing: bool) -> Result<Option<HeldFile>, ShellError>
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !make_missing => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match make_locked(path) {
+                    Ok(Some(file)) => return Ok(Some(HeldFile { path: path.to_owned(), file, placeholder: true })),
+                    // Something is there now: held as it is, above.
+                    Ok(None) => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {}
+                    Err(e) => return Err(refused(format!("cannot make a placeholder there ({e})"))),
+                }
                 match make(path) {
                     Ok(()) => made = true,
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -170,6 +182,36 @@ fn hold(path: &Path, make_missing: bool) -> Result<Option<HeldFile>, ShellError>
 /// git must read there) rather than covered by `/dev/null`.
 pub fn bound_onto_itself(path: &Path) -> bool {
     !content(path).is_empty()
+}
+
+/// A new placeholder at `path`, made whole and locked before it has a name
+/// (an `O_TMPFILE`), then linked there unless something is there by then:
+/// `None` if something is. Where the file system or the kernel makes no
+/// unnamed file, or `/proc` is missing, `Unsupported`: [`make`] makes one.
+fn make_locked(path: &Path) -> std::io::Result<Option<File>> {
+    use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+    use rustix::io::Errno;
+    let unsupported = || std::io::Error::from(std::io::ErrorKind::Unsupported);
+    let folder = path.parent().ok_or_else(|| std::io::Error::other("a placeholder needs a folder"))?;
+    let fd = match rustix::fs::open(folder, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from_raw_mode(0o444)) {
+        Ok(fd) => fd,
+        // Kernels before 3.11 read O_TMPFILE as a folder opened for writing (EISDIR).
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => return Err(unsupported()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut file = File::from(fd);
+    std::io::Write::write_all(&mut file, content(path))?;
+    let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
+    // Nobody else can reach it yet: this cannot wait.
+    flock(&file, FlockOperation::NonBlockingLockShared)?;
+    let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+    match rustix::fs::linkat(CWD, &unnamed, CWD, path, AtFlags::SYMLINK_FOLLOW) {
+        Ok(()) => Ok(Some(file)),
+        Err(Errno::EXIST) => Ok(None),
+        // No /proc to name it by.
+        Err(Errno::NOENT) if !Path::new("/proc/self/fd").exists() => Err(unsupported()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A new placeholder at `path`, whole or not at all: made under another
@@ -281,6 +323,36 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), dir.path().join(".git").canonicalize().unwrap().to_string_lossy());
         drop(held);
         assert!(!commondir.exists() && !bashrc.exists());
+    }
+
+    #[test]
+    fn where_no_unnamed_file_can_be_made_one_is_made_under_another_name_whole_and_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("commondir");
+        make(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b".\n");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o444);
+        assert!(marked(&open_no_follow(&path).unwrap()));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the staged name is left");
+        // A name taken is not replaced.
+        assert_eq!(make(&path).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the staged name is left");
+    }
+
+    #[test]
+    fn a_placeholder_is_locked_before_it_has_a_name_and_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".envrc");
+        let made = make_locked(&path).unwrap().expect("made");
+        assert_eq!(flock(open_no_follow(&path).unwrap(), FlockOperation::NonBlockingLockExclusive), Err(rustix::io::Errno::WOULDBLOCK));
+        assert!(marked(&made));
+        drop(made);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, "export A=1\n").unwrap();
+        assert!(make_locked(&path).unwrap().is_none());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "export A=1\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::error::ShellError;
 use crate::landlock::{Confinement, Step};
 use crate::watch::{watch, Group, Watched};
 use crate::pids::ProcessCap;
+use crate::placeholders::Held;
 use crate::plan::ExecPlan;
 use crate::sandbox_init::SandboxInit;
 use crate::shield::Shield;
@@ -114,28 +115,22 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         _ => (None, None),
     };
     let command = wrapped.as_deref().unwrap_or(job.command);
-    let pipes = match job.backend {
+    let mut pipes = match job.backend {
         Backend::Bwrap(_) => Some(BwrapPipes::new(job.seccomp)?),
         Backend::Seatbelt(_) | Backend::Landlock { .. } | Backend::Unsandboxed { .. } | Backend::Container { .. } => None,
     };
-    let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd()]);
-    let shield = match job.backend {
-        Backend::Bwrap(_) | Backend::Landlock { .. } => Shield::for_plan(job.plan)?,
-        Backend::Seatbelt(_) | Backend::Unsandboxed { .. } | Backend::Container { .. } => Shield::default(),
-    };
-    // Until the sandbox and everything in it have ended. Landlock needs no
-    // placeholder: a missing protected path's folder can gain no entry.
-    let held = match job.backend {
-        Backend::Bwrap(_) => crate::placeholders::Held::take(&shield)?,
-        _ => crate::placeholders::Held::take(&Shield::default())?,
+    let inherited = pipes.as_ref().map(|p| [p.seccomp.as_raw_fd(), p.status_write.as_raw_fd(), p.args_read.as_ref().expect("not sent yet").as_raw_fd()]);
+    // Under bubblewrap the shield is made once bwrap has started (below).
+    let landlock_shield = match job.backend {
+        Backend::Landlock { .. } => Some(Shield::for_plan(job.plan)?),
+        _ => None,
     };
     let mut confinement = None;
     let mut cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
-            let [seccomp_fd, status_fd] = inherited.expect("bwrap has its pipes");
+            let [_, _, args_fd] = inherited.expect("bwrap has its pipes");
             let mut cmd = Command::new(bwrap_path);
-            let bridge = wrapped.is_some().then(Egress::program);
-            cmd.args(bwrap::args(job.plan, &shield, job.cwd, Some(seccomp_fd), Some(status_fd), bridge, command));
+            cmd.arg("--args").arg(args_fd.to_string()).arg("--").args(command);
             cmd
         }
         Backend::Seatbelt(exec) => {
@@ -144,7 +139,8 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd
         }
         Backend::Landlock { abi } => {
-            let (cmd, confined) = crate::landlock::command(job.plan, &shield, *abi, job.command, job.cwd, channel.as_ref().map(ProxyChannel::theirs))?;
+            let shield = landlock_shield.as_ref().expect("made for Landlock");
+            let (cmd, confined) = crate::landlock::command(job.plan, shield, *abi, job.command, job.cwd, channel.as_ref().map(ProxyChannel::theirs))?;
             confinement = Some(confined);
             cmd
         }
@@ -170,6 +166,18 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::told), e),
     };
     let mut group = Group::of(&child);
+    // Until the sandbox and everything in it have ended. Landlock needs no
+    // placeholder: a missing protected path's folder can gain no entry.
+    let (shield, held) = match (job.backend, pipes.as_mut()) {
+        (Backend::Bwrap(_), Some(pipes)) => match prepare_bwrap(job, pipes, wrapped.is_some()) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                group.abandon(child);
+                return Err(e);
+            }
+        },
+        _ => (landlock_shield.unwrap_or_default(), Held::none()),
+    };
     if let Some(channel) = channel.as_mut() {
         channel.spawned();
     }
@@ -236,6 +244,42 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let ended = Ended { stdout: out, stderr: err, exit_code, timed_out, cancelled };
     let walls = Walls { writable: job.plan.writable_list(), network: job.plan.network.clone(), refused };
     Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, job.backend.name())))
+}
+
+/// What bwrap needs before it mounts anything, made while it starts (it
+/// reads its options first, to their end): the shield, its placeholders
+/// held, and the options, sent through `--args`.
+fn prepare_bwrap(job: &Job<'_>, pipes: &mut BwrapPipes, bridged: bool) -> Result<(Shield, Held), ShellError> {
+    // bwrap holds its copy: with this one closed, a write to a bwrap gone fails rather than waits.
+    drop(pipes.args_read.take());
+    let shield = Shield::for_plan(job.plan)?;
+    let bridge = bridged.then(Egress::program);
+    let options = bwrap::options(job.plan, &shield, job.cwd, Some(pipes.seccomp.as_raw_fd()), Some(pipes.status_write.as_raw_fd()), bridge);
+    let data = bwrap::options_data(&options)?;
+    let held = Held::take(&shield)?;
+    send_whole(&pipes.args_write.take().expect("bwrap's options are sent once"), &data)?;
+    Ok((shield, held))
+}
+
+/// Writes `data` into the empty pipe `fd` by one write(2), the pipe made
+/// large enough first: bwrap reads its options to the pipe's end, and a
+/// part of them (Warden killed in a write that waited) would be a sandbox
+/// with fewer mounts. None of them is an empty root: the command is not found.
+fn send_whole(fd: &OwnedFd, data: &[u8]) -> Result<(), ShellError> {
+    let refused = |why: String| ShellError::SandboxSetup { reason: format!("cannot hand bwrap its options: {why}") };
+    if rustix::pipe::fcntl_getpipe_size(fd).map_err(|e| refused(e.to_string()))? < data.len() {
+        rustix::pipe::fcntl_setpipe_size(fd, data.len()).map_err(|e| refused(format!("{} bytes of them do not fit in a pipe ({e})", data.len())))?;
+    }
+    loop {
+        return match rustix::io::write(fd, data) {
+            Ok(n) if n == data.len() => Ok(()),
+            Ok(n) => Err(refused(format!("{n} of their {} bytes went", data.len()))),
+            Err(rustix::io::Errno::INTR) => continue,
+            // Gone before it read them: bwrap's own words on stderr say why, as for any failed set-up.
+            Err(rustix::io::Errno::PIPE) => Ok(()),
+            Err(e) => Err(refused(e.to_string())),
+        };
+    }
 }
 
 /// A spawn that failed: in the child's confinement (`step`), or, once
@@ -315,12 +359,17 @@ fn reported_exit(mut read: Vec<u8>, fd: OwnedFd) -> bool {
     String::from_utf8_lossy(&read).contains("\"exit-code\"")
 }
 
-/// The pipes bwrap gets besides stdio: the seccomp program to read
-/// (`--seccomp FD`) and the channel for its status reports (`--json-status-fd FD`).
+/// The pipes bwrap gets besides stdio: its options (`--args FD`), the
+/// seccomp program to read (`--seccomp FD`) and the channel for its status
+/// reports (`--json-status-fd FD`).
 struct BwrapPipes {
     seccomp: OwnedFd,
     status_read: OwnedFd,
     status_write: OwnedFd,
+    /// bwrap's options (`--args`): it reads them to their end before it
+    /// makes its namespaces or mounts anything.
+    args_read: Option<OwnedFd>,
+    args_write: Option<OwnedFd>,
 }
 
 impl BwrapPipes {
@@ -329,7 +378,25 @@ impl BwrapPipes {
         let (seccomp, program_write) = cloexec()?;
         rustix::io::write(&program_write, program).map_err(std::io::Error::from)?;
         let (status_read, status_write) = cloexec()?;
-        Ok(BwrapPipes { seccomp, status_read, status_write })
+        let (args_read, args_write) = cloexec()?;
+        Ok(BwrapPipes { seccomp, status_read, status_write, args_read: Some(args_read), args_write: Some(args_write) })
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_larger_than_a_pipe_go_in_one_write_never_in_part() {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        // Nobody reads: without a larger pipe, the write would stop at 64 KiB.
+        let options = vec![b'x'; 300 * 1024];
+        send_whole(&write, &options).unwrap();
+        drop(write);
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(read), &mut got).unwrap();
+        assert_eq!(got, options);
+    }
+}

@@ -51,6 +51,14 @@ impl Group {
         self.reaper = Some(reaper);
     }
 
+    /// Ends the group before its command was let run, and reaps `child`, its leader.
+    pub fn abandon(mut self, mut child: Child) {
+        self.kill();
+        // Reaped, the leader's number may go to another group: not killed again on drop.
+        self.pgid = None;
+        let _ = child.wait();
+    }
+
     fn kill(&self) {
         if let Some(pgid) = self.pgid {
             let _ = kill_process_group(pgid, Signal::KILL);
@@ -156,4 +164,30 @@ impl Stream {
 fn exited(pid: Pid) -> std::io::Result<bool> {
     let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
     Ok(waitid(WaitId::Pid(pid), options)?.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn an_abandoned_group_is_killed_and_its_leader_reaped() {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "sleep 100 & sleep 100"]).process_group(0);
+        let child = cmd.spawn().unwrap();
+        let pid = child.id();
+        let group = Group::of(&child);
+        let started = Instant::now();
+        group.abandon(child);
+        assert!(started.elapsed() < Duration::from_secs(10), "waited for the command instead of killing it");
+        // Neither running nor a zombie: reaped.
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        // Its background child was in the group too (once killed, reaped by init).
+        let in_group = || std::process::Command::new("pgrep").arg("-g").arg(pid.to_string()).output().unwrap().stdout;
+        while !in_group().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the group's other process still runs");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }

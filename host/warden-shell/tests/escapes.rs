@@ -325,6 +325,21 @@ fn a_replaced_protected_symlink_is_reported() {
 
 // ---- privileges and processes ----
 
+#[test]
+fn a_bwrap_whose_options_never_came_runs_nothing() {
+    // Warden starts bwrap first and sends its options through `--args` once
+    // the placeholders are held: killed in between, it leaves a bwrap that
+    // reads none. bwrap then makes an empty root, where there is nothing to run.
+    let p = Project::new();
+    let marker = host(&p.path("proj/ran.txt"));
+    let bwrap = warden_shell::bwrap_path();
+    let script = format!("exec {} --args 3 -- /bin/sh -c 'echo ran > {marker}' 3</dev/null", bwrap.display());
+    let out = std::process::Command::new("/bin/sh").args(["-c", &script]).output().unwrap();
+    assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "bwrap: execvp /bin/sh: No such file or directory\n");
+    assert!(!p.exists("proj/ran.txt"));
+}
+
 fn status_field(r: &warden_shell::ExecutionResult, field: &str) -> String {
     r.stdout.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field} missing: {r:?}")).to_owned()
 }
