@@ -88,10 +88,19 @@ impl Drop for ProcessCap {
     }
 }
 
+/// Held while a sandbox's descriptors are inheritable in this process, and
+/// by every fork of a sandbox's command: the spawner threads of other
+/// sandboxes in this process (an MCP server's) would otherwise hand them to
+/// their own commands, which could read another command's bwrap options
+/// before its bwrap does, or write its status reports.
+static INHERITABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `posix_spawn`s `cmd` (std does, with no code to run in the child) with
 /// `inherit` open in it. Commands are spawned on the one spawner thread, so no
-/// other command of the sandbox can catch the descriptors while they are inheritable.
+/// other command of the sandbox can catch the descriptors while they are
+/// inheritable, and under [`INHERITABLE`], so no command of another sandbox can.
 fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
+    let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let set = |cloexec: bool| -> io::Result<()> {
         for &fd in inherit {
             // SAFETY: the caller keeps `fd` open until the spawn returns.
@@ -128,6 +137,8 @@ fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> 
             Ok(())
         });
     }
+    // Its fork copies this process's descriptors: none of another sandbox's may be inheritable then.
+    let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     cmd.spawn()
 }
 

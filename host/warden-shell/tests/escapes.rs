@@ -326,6 +326,33 @@ fn a_replaced_protected_symlink_is_reported() {
 // ---- privileges and processes ----
 
 #[test]
+fn a_command_cannot_catch_the_descriptors_of_another_sandbox_spawning_beside_it() {
+    // Two sandboxes of one process (an MCP server's) spawn at once: while one
+    // makes its pipes (bwrap's options, status, seccomp) inheritable for its
+    // spawn, the other's command must not get them.
+    let p = Project::new();
+    let (a, b) = (p.sandbox(""), p.sandbox(""));
+    let fds = |r: &warden_shell::ExecutionResult| r.stdout.split_whitespace().map(str::to_owned).collect::<std::collections::BTreeSet<_>>();
+    let alone = fds(&sh_in(&b, "ls /proc/self/fd"));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                sh_in(&a, "true");
+            }
+        });
+        for _ in 0..150 {
+            let seen = fds(&sh_in(&b, "ls /proc/self/fd"));
+            if seen != alone {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("the command got descriptors it has not alone: {seen:?} against {alone:?}");
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+#[test]
 fn a_bwrap_whose_options_never_came_runs_nothing() {
     // Warden starts bwrap first and sends its options through `--args` once
     // the placeholders are held: killed in between, it leaves a bwrap that
