@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole processes spawning /bin/true, side by side in one run (interleaved):
+"""Whole processes spawning /bin/true, side by side in one run (interleaved, the order rotated each round):
 plain, raw bwrap with exactly the mounts and flags `warden exec` gives it (printed
 by the bwrap_args example, without its seccomp and status pipes), `warden exec`
 (release build), and `srt` (npm @anthropic-ai/sandbox-runtime, which needs ripgrep
@@ -66,9 +66,13 @@ def main():
     for cmd in cases.values():
         timed(cmd, proj)
     samples = {name: [] for name in cases}
-    for _ in range(RUNS):
-        for name, cmd in cases.items():
-            samples[name].append(timed(cmd, proj))
+    # Rotated each round, so that each case follows each other one as often: a run
+    # leaves work behind it (a network namespace is torn down after bwrap exits),
+    # which a fixed order would always charge to the same next case.
+    names = list(cases)
+    for round in range(RUNS):
+        for name in names[round % len(names):] + names[:round % len(names)]:
+            samples[name].append(timed(cases[name], proj))
     print(f"| whole process ({RUNS} runs each) | median | p90 |")
     print("|---|---|---|")
     for name, s in samples.items():

@@ -72,11 +72,31 @@ impl ProcessCap {
     /// Spawns `cmd` under the cap; `inherit` are descriptors (close-on-exec
     /// here) that the child must keep open under the same numbers.
     pub fn spawn(&self, cmd: Command, inherit: Vec<RawFd>) -> io::Result<Child> {
-        let (reply, answer) = mpsc::channel();
-        let gone = || io::Error::other("the spawner thread is gone");
-        self.requests.as_ref().ok_or_else(gone)?.send((cmd, inherit, reply)).map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())?
+        self.spawn_soon(cmd, inherit)?.wait()
     }
+
+    /// Hands `cmd` to the spawner thread and returns at once, so that the
+    /// caller can go on while it is spawned. `inherit` must stay open until
+    /// [`Spawning::wait`] has returned.
+    pub fn spawn_soon(&self, cmd: Command, inherit: Vec<RawFd>) -> io::Result<Spawning> {
+        let (reply, answer) = mpsc::channel();
+        self.requests.as_ref().ok_or_else(spawner_gone)?.send((cmd, inherit, reply)).map_err(|_| spawner_gone())?;
+        Ok(Spawning(answer))
+    }
+}
+
+/// A command the spawner thread is spawning.
+pub struct Spawning(mpsc::Receiver<io::Result<Child>>);
+
+impl Spawning {
+    /// The command, once spawned.
+    pub fn wait(self) -> io::Result<Child> {
+        self.0.recv().map_err(|_| spawner_gone())?
+    }
+}
+
+fn spawner_gone() -> io::Error {
+    io::Error::other("the spawner thread is gone")
 }
 
 impl Drop for ProcessCap {

@@ -58,7 +58,18 @@ impl Held {
     /// binds read-only. A file that another sandbox removes meanwhile is made
     /// again, as a placeholder.
     pub fn take(shield: &Shield) -> Result<Held, ShellError> {
-        Held::of(shield.placeholders.iter().chain(&shield.read_only), true)
+        let mut held = Held::none();
+        // The shield found these missing: made first, looked for only if something is there by now.
+        for path in &shield.placeholders {
+            match make_locked(path) {
+                Ok(Some(file)) => held.files.push(HeldFile { path: path.clone(), file, placeholder: true }),
+                _ => held.files.extend(hold(path, true)?),
+            }
+        }
+        for path in &shield.read_only {
+            held.files.extend(hold(path, true)?);
+        }
+        Ok(held)
     }
 
     /// Nothing held: for a sandbox that binds nothing read-only.
@@ -68,15 +79,9 @@ impl Held {
 
     /// Locks those of `paths` that are there, making none.
     pub fn take_existing(paths: &[PathBuf]) -> Result<Held, ShellError> {
-        Held::of(paths.iter(), false)
-    }
-
-    fn of<'a>(paths: impl Iterator<Item = &'a PathBuf>, make_missing: bool) -> Result<Held, ShellError> {
         let mut held = Held::none();
         for path in paths {
-            if let Some(file) = hold(path, make_missing)? {
-                held.files.push(file);
-            }
+            held.files.extend(hold(path, false)?);
         }
         Ok(held)
     }
@@ -199,17 +204,22 @@ fn make_locked(path: &Path) -> std::io::Result<Option<File>> {
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => return Err(unsupported()),
         Err(e) => return Err(e.into()),
     };
-    let mut file = File::from(fd);
-    std::io::Write::write_all(&mut file, content(path))?;
-    let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
+    let mut made = File::from(fd);
+    std::io::Write::write_all(&mut made, content(path))?;
+    let _ = rustix::fs::fsetxattr(&made, MARK, b"1", XattrFlags::empty());
+    let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&made));
+    // Held read-only, as a placeholder found there is (a container's runner keeps a copy).
+    let file = match std::fs::OpenOptions::new().read(true).custom_flags(libc_flags::NONBLOCK | libc_flags::CLOEXEC).open(&unnamed) {
+        Ok(file) => file,
+        // No /proc to name it by.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(unsupported()),
+        Err(e) => return Err(e),
+    };
     // Nobody else can reach it yet: this cannot wait.
     flock(&file, FlockOperation::NonBlockingLockShared)?;
-    let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
     match rustix::fs::linkat(CWD, &unnamed, CWD, path, AtFlags::SYMLINK_FOLLOW) {
         Ok(()) => Ok(Some(file)),
         Err(Errno::EXIST) => Ok(None),
-        // No /proc to name it by.
-        Err(Errno::NOENT) if !Path::new("/proc/self/fd").exists() => Err(unsupported()),
         Err(e) => Err(e.into()),
     }
 }
@@ -280,8 +290,11 @@ fn remove_if_unused(path: &Path, file: &File) {
         return;
     }
     let Ok(meta) = file.metadata() else { return };
+    let wrote = content(path);
     let mut held = [0u8; 8];
-    let unchanged = std::os::unix::fs::FileExt::read_at(file, &mut held, 0).is_ok_and(|n| held[..n] == *content(path));
+    // An empty one is unchanged at size 0; only `commondir`'s bytes are read.
+    let unchanged = meta.len() == wrote.len() as u64
+        && (wrote.is_empty() || std::os::unix::fs::FileExt::read_at(file, &mut held, 0).is_ok_and(|n| held[..n] == *wrote));
     if meta.is_file() && unchanged && names(path, &meta) {
         let _ = std::fs::remove_file(path);
     }
@@ -341,12 +354,14 @@ mod tests {
     }
 
     #[test]
-    fn a_placeholder_is_locked_before_it_has_a_name_and_never_replaces_a_file() {
+    fn a_placeholder_made_is_locked_marked_held_read_only_and_never_replaces_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".envrc");
         let made = make_locked(&path).unwrap().expect("made");
         assert_eq!(flock(open_no_follow(&path).unwrap(), FlockOperation::NonBlockingLockExclusive), Err(rustix::io::Errno::WOULDBLOCK));
         assert!(marked(&made));
+        let access = rustix::fs::fcntl_getfl(&made).unwrap() & rustix::fs::OFlags::RWMODE;
+        assert_eq!(access, rustix::fs::OFlags::RDONLY);
         drop(made);
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, "export A=1\n").unwrap();

@@ -126,7 +126,7 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
         _ => None,
     };
     let mut confinement = None;
-    let mut cmd = match job.backend {
+    let cmd = match job.backend {
         Backend::Bwrap(bwrap_path) => {
             let [_, _, args_fd] = inherited.expect("bwrap has its pipes");
             let mut cmd = Command::new(bwrap_path);
@@ -151,33 +151,51 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             cmd
         }
     };
-    cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
-    if let Some(confined) = &confinement {
-        // No private /tmp without a mount namespace: a folder of its own instead.
-        cmd.env("TMPDIR", confined.tmp.path());
-    }
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.process_group(0);
-    let mut inherit: Vec<_> = inherited.into_iter().flatten().collect();
+    let cmd = settle(cmd, job, confinement.as_ref());
     // bwrap passes the channel on to its bridge; under Landlock it is used before exec, and closed by it.
-    inherit.extend(channel.as_ref().filter(|_| wrapped.is_some()).map(ProxyChannel::theirs));
-    let child = match job.cap.spawn(cmd, inherit) {
+    let bridge_channel = channel.as_ref().filter(|_| wrapped.is_some()).map(ProxyChannel::theirs);
+    let inherit: Vec<_> = inherited.into_iter().flatten().chain(bridge_channel).collect();
+    let spawning = job.cap.spawn_soon(cmd, inherit).map_err(ShellError::Spawn)?;
+    // Made while bwrap is spawned and starts: it waits for its options.
+    let prepared = match (job.backend, pipes.as_mut()) {
+        (Backend::Bwrap(_), Some(pipes)) => Some(prepare_bwrap(job, pipes, wrapped.is_some())),
+        _ => None,
+    };
+    let mut child = match spawning.wait() {
         Ok(child) => child,
         Err(e) => return not_spawned(job, confinement.as_ref().and_then(Confinement::told), e),
     };
     let mut group = Group::of(&child);
     // Until the sandbox and everything in it have ended. Landlock needs no
     // placeholder: a missing protected path's folder can gain no entry.
-    let (shield, held) = match (job.backend, pipes.as_mut()) {
-        (Backend::Bwrap(_), Some(pipes)) => match prepare_bwrap(job, pipes, wrapped.is_some()) {
-            Ok(prepared) => prepared,
-            Err(e) => {
-                group.abandon(child);
-                return Err(e);
-            }
-        },
+    let (shield, held) = match (prepared, job.backend, pipes.as_mut()) {
+        (Some(Ok(Prepared { shield, held, unsent: None })), _, _) => (shield, held),
+        // Their pipe could not be made large enough to take them in one write: this
+        // bwrap, still waiting, goes, and one given them on its command line comes.
+        (Some(Ok(Prepared { shield, held, unsent: Some(options) })), Backend::Bwrap(bwrap_path), Some(pipes)) => {
+            group.abandon(child);
+            let mut cmd = Command::new(bwrap_path);
+            cmd.args(options).arg("--").args(command);
+            let inherit = vec![pipes.seccomp.as_raw_fd(), pipes.status_write.as_raw_fd()].into_iter().chain(bridge_channel).collect();
+            child = match job.cap.spawn(settle(cmd, job, None), inherit) {
+                Ok(child) => child,
+                Err(e) => return not_spawned(job, None, e),
+            };
+            group = Group::of(&child);
+            (shield, held)
+        }
+        (Some(Err(e)), _, _) => {
+            // Killed while it waits for the rest of its options: their pipe is closed after.
+            group.abandon(child);
+            return Err(e);
+        }
         _ => (landlock_shield.unwrap_or_default(), Held::none()),
     };
+    // bwrap holds its copies now.
+    if let Some(pipes) = pipes.as_mut() {
+        drop(pipes.args_read.take());
+        drop(pipes.args_write.take());
+    }
     if let Some(channel) = channel.as_mut() {
         channel.spawned();
     }
@@ -246,40 +264,63 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     Ok(Outcome::Ran(ended.into_result(job.timeout, &walls, &warnings, job.backend.name())))
 }
 
-/// What bwrap needs before it mounts anything, made while it starts (it
-/// reads its options first, to their end): the shield, its placeholders
-/// held, and the options, sent through `--args`.
-fn prepare_bwrap(job: &Job<'_>, pipes: &mut BwrapPipes, bridged: bool) -> Result<(Shield, Held), ShellError> {
-    // bwrap holds its copy: with this one closed, a write to a bwrap gone fails rather than waits.
-    drop(pipes.args_read.take());
+/// What bwrap needs before it mounts anything, made while it is spawned and
+/// starts (it reads its options first, to their end): the shield and its
+/// placeholders held.
+struct Prepared {
+    shield: Shield,
+    held: Held,
+    /// The options, when they did not fit in their pipe (else they are sent).
+    unsent: Option<Vec<OsString>>,
+}
+
+/// Makes the shield, holds its placeholders and sends bwrap its options
+/// through `--args`. The pipe is left open: on an error, bwrap is killed
+/// while it still waits for the rest of them.
+fn prepare_bwrap(job: &Job<'_>, pipes: &mut BwrapPipes, bridged: bool) -> Result<Prepared, ShellError> {
     let shield = Shield::for_plan(job.plan)?;
     let bridge = bridged.then(Egress::program);
     let options = bwrap::options(job.plan, &shield, job.cwd, Some(pipes.seccomp.as_raw_fd()), Some(pipes.status_write.as_raw_fd()), bridge);
     let data = bwrap::options_data(&options)?;
     let held = Held::take(&shield)?;
-    send_whole(&pipes.args_write.take().expect("bwrap's options are sent once"), &data)?;
-    Ok((shield, held))
+    let sent = send_whole(pipes.args_write.as_ref().expect("bwrap's options are sent once"), &data)?;
+    Ok(Prepared { shield, held, unsent: (!sent).then_some(options) })
 }
 
 /// Writes `data` into the empty pipe `fd` by one write(2), the pipe made
-/// large enough first: bwrap reads its options to the pipe's end, and a
-/// part of them (Warden killed in a write that waited) would be a sandbox
-/// with fewer mounts. None of them is an empty root: the command is not found.
-fn send_whole(fd: &OwnedFd, data: &[u8]) -> Result<(), ShellError> {
+/// large enough first (it is written before bwrap reads, perhaps before it
+/// runs); `false` when it cannot be (a user over its pipe quota, which a
+/// command of the same user can fill). bwrap reads its options to the pipe's
+/// end, and a part of them would be a sandbox with fewer mounts: one write
+/// into room enough is the whole or an error (ENOMEM), after which bwrap is
+/// killed before the pipe is closed. None of them is an empty root: the
+/// command is not found.
+fn send_whole(fd: &OwnedFd, data: &[u8]) -> Result<bool, ShellError> {
     let refused = |why: String| ShellError::SandboxSetup { reason: format!("cannot hand bwrap its options: {why}") };
-    if rustix::pipe::fcntl_getpipe_size(fd).map_err(|e| refused(e.to_string()))? < data.len() {
-        rustix::pipe::fcntl_setpipe_size(fd, data.len()).map_err(|e| refused(format!("{} bytes of them do not fit in a pipe ({e})", data.len())))?;
+    if rustix::pipe::fcntl_getpipe_size(fd).map_err(|e| refused(e.to_string()))? < data.len() && rustix::pipe::fcntl_setpipe_size(fd, data.len()).is_err() {
+        return Ok(false);
     }
     loop {
         return match rustix::io::write(fd, data) {
-            Ok(n) if n == data.len() => Ok(()),
+            Ok(n) if n == data.len() => Ok(true),
             Ok(n) => Err(refused(format!("{n} of their {} bytes went", data.len()))),
             Err(rustix::io::Errno::INTR) => continue,
-            // Gone before it read them: bwrap's own words on stderr say why, as for any failed set-up.
-            Err(rustix::io::Errno::PIPE) => Ok(()),
             Err(e) => Err(refused(e.to_string())),
         };
     }
+}
+
+/// `cmd` given the command's environment, its standard streams (no input,
+/// both outputs captured) and a process group of its own.
+fn settle(mut cmd: Command, job: &Job<'_>, confinement: Option<&Confinement>) -> Command {
+    cmd.env_clear().envs(job.env.iter().map(|(k, v)| (k, v)));
+    if let Some(confined) = confinement {
+        // No private /tmp without a mount namespace: a folder of its own instead.
+        cmd.env("TMPDIR", confined.tmp.path());
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.process_group(0);
+    cmd
 }
 
 /// A spawn that failed: in the child's confinement (`step`), or, once
@@ -393,10 +434,23 @@ mod tests {
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
         // Nobody reads: without a larger pipe, the write would stop at 64 KiB.
         let options = vec![b'x'; 300 * 1024];
-        send_whole(&write, &options).unwrap();
+        assert!(send_whole(&write, &options).unwrap());
         drop(write);
         let mut got = Vec::new();
         std::io::Read::read_to_end(&mut std::fs::File::from(read), &mut got).unwrap();
         assert_eq!(got, options);
+    }
+
+    #[test]
+    fn options_no_pipe_can_take_at_once_are_not_sent_at_all() {
+        // Without CAP_SYS_RESOURCE (on this thread), no pipe grows past
+        // pipe-max-size, as for a user over its pipe quota.
+        let mut caps = rustix::thread::capabilities(None).unwrap();
+        caps.effective.remove(rustix::thread::CapabilityFlags::SYS_RESOURCE);
+        rustix::thread::set_capabilities(None, caps).unwrap();
+        let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+        assert!(!send_whole(&write, &vec![b'x'; max + 1]).unwrap());
+        assert_eq!(rustix::io::read(&read, &mut [0u8; 16]), Err(rustix::io::Errno::AGAIN), "a part was sent");
     }
 }
