@@ -41,6 +41,13 @@ pub fn options(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<
         a.flags(&["--unshare-net"]);
     }
     a.flags(&["--cap-drop", "ALL", "--hostname", "warden"]);
+    // Early, with the namespaces: a bwrap that got only the start of its options still has them.
+    if let Some(fd) = seccomp_fd {
+        a.flags(&["--seccomp", &fd.to_string()]);
+    }
+    if let Some(fd) = status_fd {
+        a.flags(&["--json-status-fd", &fd.to_string()]);
+    }
     if plan.read_all {
         a.bind("--ro-bind", Path::new("/"), Path::new("/"));
     } else {
@@ -83,12 +90,6 @@ pub fn options(plan: &ExecPlan, shield: &Shield, cwd: &Path, seccomp_fd: Option<
         a.bind("--ro-bind", Path::new("/dev/null"), path);
     }
     a.path("--chdir", cwd);
-    if let Some(fd) = seccomp_fd {
-        a.flags(&["--seccomp", &fd.to_string()]);
-    }
-    if let Some(fd) = status_fd {
-        a.flags(&["--json-status-fd", &fd.to_string()]);
-    }
     a.0
 }
 

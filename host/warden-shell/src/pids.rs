@@ -130,10 +130,27 @@ fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
         }
         Ok(())
     };
-    set(false)?;
+    if let Err(e) = set(false) {
+        let _ = set(true);
+        return Err(e);
+    }
     let child = cmd.spawn();
-    set(true)?;
+    if let Err(e) = set(true) {
+        // Left inheritable, they would reach the next spawn of the process: this one does not run.
+        if let Ok(mut child) = child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        return Err(e);
+    }
     child
+}
+
+/// Spawns `cmd`, which is no sandbox's command (a service Warden starts),
+/// while no sandbox's descriptors are inheritable, so that it keeps none.
+pub(crate) fn spawn_outside_sandboxes(cmd: &mut Command) -> io::Result<Child> {
+    let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    cmd.spawn()
 }
 
 /// Forks; the child makes `inherit` inheritable and joins the cgroup through

@@ -371,6 +371,19 @@ mod tests {
     }
 
     #[test]
+    fn a_file_made_where_the_shield_found_none_is_held_as_it_is_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".envrc");
+        // Made by someone between the shield's look and the placeholders.
+        std::fs::write(&path, "export A=1\n").unwrap();
+        let held = Held::take(&shield(&[&path], &[])).unwrap();
+        assert_eq!(flock(open_no_follow(&path).unwrap(), FlockOperation::NonBlockingLockExclusive), Err(rustix::io::Errno::WOULDBLOCK));
+        assert!(held.placeholders().is_empty());
+        drop(held);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "export A=1\n");
+    }
+
+    #[test]
     fn a_placeholder_goes_with_the_last_sandbox_that_holds_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".envrc");

@@ -157,9 +157,13 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let inherit: Vec<_> = inherited.into_iter().flatten().chain(bridge_channel).collect();
     let spawning = job.cap.spawn_soon(cmd, inherit).map_err(ShellError::Spawn)?;
     // Made while bwrap is spawned and starts: it waits for its options.
-    let prepared = match (job.backend, pipes.as_mut()) {
+    let prepared = match (job.backend, pipes.as_ref()) {
         (Backend::Bwrap(_), Some(pipes)) => Some(prepare_bwrap(job, pipes, wrapped.is_some())),
         _ => None,
+    };
+    let sent = match (&prepared, pipes.as_ref()) {
+        (Some(Ok(prepared)), Some(pipes)) => send_whole(pipes.args_write.as_ref().expect("bwrap's options are sent once"), &prepared.data),
+        _ => Ok(true),
     };
     let mut child = match spawning.wait() {
         Ok(child) => child,
@@ -168,11 +172,11 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
     let mut group = Group::of(&child);
     // Until the sandbox and everything in it have ended. Landlock needs no
     // placeholder: a missing protected path's folder can gain no entry.
-    let (shield, held) = match (prepared, job.backend, pipes.as_mut()) {
-        (Some(Ok(Prepared { shield, held, unsent: None })), _, _) => (shield, held),
+    let (shield, held) = match (prepared, sent, job.backend, pipes.as_mut()) {
+        (Some(Ok(Prepared { shield, held, .. })), Ok(true), _, _) => (shield, held),
         // Their pipe could not be made large enough to take them in one write: this
         // bwrap, still waiting, goes, and one given them on its command line comes.
-        (Some(Ok(Prepared { shield, held, unsent: Some(options) })), Backend::Bwrap(bwrap_path), Some(pipes)) => {
+        (Some(Ok(Prepared { shield, held, options, .. })), Ok(false), Backend::Bwrap(bwrap_path), Some(pipes)) => {
             group.abandon(child);
             let mut cmd = Command::new(bwrap_path);
             cmd.args(options).arg("--").args(command);
@@ -184,8 +188,9 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
             group = Group::of(&child);
             (shield, held)
         }
-        (Some(Err(e)), _, _) => {
-            // Killed while it waits for the rest of its options: their pipe is closed after.
+        // Killed while it waits for the rest of its options: their pipe is closed
+        // after, and the placeholders are removed after (a send that fell short).
+        (Some(Err(e)), _, _, _) | (Some(Ok(_)), Err(e), _, _) => {
             group.abandon(child);
             return Err(e);
         }
@@ -265,26 +270,23 @@ pub fn run(job: &Job<'_>) -> Result<Outcome, ShellError> {
 }
 
 /// What bwrap needs before it mounts anything, made while it is spawned and
-/// starts (it reads its options first, to their end): the shield and its
-/// placeholders held.
+/// starts (it reads its options first, to their end): the shield, its
+/// placeholders held, and the options to send through `--args`.
 struct Prepared {
     shield: Shield,
     held: Held,
-    /// The options, when they did not fit in their pipe (else they are sent).
-    unsent: Option<Vec<OsString>>,
+    options: Vec<OsString>,
+    /// `options` as bwrap reads them from the pipe.
+    data: Vec<u8>,
 }
 
-/// Makes the shield, holds its placeholders and sends bwrap its options
-/// through `--args`. The pipe is left open: on an error, bwrap is killed
-/// while it still waits for the rest of them.
-fn prepare_bwrap(job: &Job<'_>, pipes: &mut BwrapPipes, bridged: bool) -> Result<Prepared, ShellError> {
+fn prepare_bwrap(job: &Job<'_>, pipes: &BwrapPipes, bridged: bool) -> Result<Prepared, ShellError> {
     let shield = Shield::for_plan(job.plan)?;
     let bridge = bridged.then(Egress::program);
     let options = bwrap::options(job.plan, &shield, job.cwd, Some(pipes.seccomp.as_raw_fd()), Some(pipes.status_write.as_raw_fd()), bridge);
     let data = bwrap::options_data(&options)?;
     let held = Held::take(&shield)?;
-    let sent = send_whole(pipes.args_write.as_ref().expect("bwrap's options are sent once"), &data)?;
-    Ok(Prepared { shield, held, unsent: (!sent).then_some(options) })
+    Ok(Prepared { shield, held, options, data })
 }
 
 /// Writes `data` into the empty pipe `fd` by one write(2), the pipe made
@@ -446,7 +448,7 @@ mod tests {
         // Without CAP_SYS_RESOURCE (on this thread), no pipe grows past
         // pipe-max-size, as for a user over its pipe quota.
         let mut caps = rustix::thread::capabilities(None).unwrap();
-        caps.effective.remove(rustix::thread::CapabilityFlags::SYS_RESOURCE);
+        caps.effective.remove(rustix::thread::CapabilitySet::SYS_RESOURCE);
         rustix::thread::set_capabilities(None, caps).unwrap();
         let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
         let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();

@@ -222,7 +222,7 @@ fn start_service(socket: &Path) -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(log);
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    match command.spawn() {
+    match crate::pids::spawn_outside_sandboxes(&mut command) {
         Ok(mut child) => {
             // Reaped when it exits, so that no zombie stays behind in a long-lived host.
             std::thread::spawn(move || child.wait());
