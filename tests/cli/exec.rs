@@ -101,6 +101,25 @@ fn without_bubblewrap_auto_takes_landlock_and_says_so() {
     assert!(stdout.contains("shell commands: Landlock ABI 7 (bubblewrap cannot start here: cannot start /nonexistent/bwrap"), "{stdout}");
 }
 
+#[test]
+fn a_descriptor_warden_was_started_with_never_reaches_the_command() {
+    // The shell (or agent) that starts Warden leaves descriptor 7 open on a
+    // file outside every mount: under bubblewrap and under Landlock, the
+    // command cannot read the file through it.
+    let f = Fixture::new();
+    let outside = f.path("outside.txt");
+    std::fs::write(&outside, "outside every mount\n").unwrap();
+    let policy = f.path("policy.yaml");
+    for env in [&[][..], &[("WARDEN_BWRAP", "/nonexistent/bwrap")][..]] {
+        let script = format!("exec 7<'{}'; exec \"$0\" exec --policy '{}' -- /bin/cat /proc/self/fd/7", outside.display(), policy.display());
+        let out = Command::new("/bin/sh").args(["-c", &script, env!("CARGO_BIN_EXE_warden")]).envs(env.iter().copied()).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!stdout.contains("outside every mount"), "{env:?}: the command read the file: {stdout}");
+        assert_eq!(out.status.code(), Some(1), "{env:?}: {stderr}");
+        assert!(stderr.contains("/bin/cat: /proc/self/fd/7: No such file or directory\n"), "{env:?}: {stderr}");
+    }
+}
+
 /// A bwrap that exists but cannot set up a sandbox, as on a system without user namespaces.
 fn broken_bwrap(f: &Fixture) -> String {
     let path = f.path("broken-bwrap");

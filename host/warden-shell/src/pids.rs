@@ -8,18 +8,26 @@
 //! - cgroup v1: the thread joins it by writing `0` to `tasks`. That moves the
 //!   thread alone, which the kernel does without the global lock a
 //!   `cgroup.procs` write takes (and the RCU grace period that lock waits for,
-//!   10–20 ms here). Commands are then born inside, with `posix_spawn`: no page
-//!   tables copied, no code between fork and exec.
+//!   10–20 ms here). Commands are then born inside, with `posix_spawn` in a
+//!   program that started clean: no page tables copied, no code between fork and exec.
 //! - cgroup v2 keeps a process's threads together: each child joins by writing
 //!   `0` to `cgroup.procs` between fork and exec.
 //! - no cgroup: each child sets `RLIMIT_NPROC` between fork and exec.
+//!
+//! No command gets a descriptor its sandbox does not hand it. Warden's own
+//! programs make those they were started with close-on-exec first thing
+//! ([`close_inherited_descriptors_on_exec`]), and a `posix_spawn` makes a
+//! sandbox's inheritable only under a lock that every other one takes. Any
+//! other command (in a library's host, or under cgroup v2 or no cgroup) makes
+//! all its descriptors close-on-exec between fork and exec, but the standard
+//! three and its sandbox's.
 
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
@@ -48,10 +56,14 @@ impl ProcessCap {
             let home = cgroup.as_ref().filter(|c| c.v1).and_then(|_| own_v1_tasks());
             let joined = home.is_some() && cgroup.as_ref().is_some_and(|c| rustix::io::write(&c.join, b"0").is_ok());
             for (cmd, inherit, reply) in incoming {
-                let child = match &cgroup {
-                    Some(_) if joined => spawn_inheriting(cmd, &inherit),
-                    Some(c) => spawn_joining(cmd, inherit, Some(c.join.as_raw_fd())),
-                    None => spawn_joining(cmd, inherit, None),
+                let join = match &cgroup {
+                    Some(_) if joined => Join::AsItsParent,
+                    Some(c) => Join::Cgroup(c.join.as_raw_fd()),
+                    None => Join::Rlimit,
+                };
+                let child = match join {
+                    Join::AsItsParent if STARTED_CLEAN.load(Ordering::Relaxed) => spawn_inheriting(cmd, &inherit),
+                    join => spawn_sandboxed(cmd, inherit, join),
                 };
                 let _ = reply.send(child);
             }
@@ -108,17 +120,28 @@ impl Drop for ProcessCap {
     }
 }
 
-/// Held while a sandbox's descriptors are inheritable in this process, and
-/// by every fork of a sandbox's command: the spawner threads of other
-/// sandboxes in this process (an MCP server's) would otherwise hand them to
-/// their own commands, which could read another command's bwrap options
-/// before its bwrap does, or write its status reports.
+/// Set once the program's `main` has made the descriptors it started with close-on-exec.
+static STARTED_CLEAN: AtomicBool = AtomicBool::new(false);
+
+/// What a program's `main` calls first, while it has one thread: makes every
+/// descriptor it was started with close-on-exec but the standard three, so
+/// that none reaches a command it runs. Its commands can then be spawned
+/// without a fork (`posix_spawn`, where the cgroup allows). A library's host,
+/// which does not call this, keeps its descriptors: each command makes them
+/// close-on-exec in the child instead, between fork and exec.
+pub fn close_inherited_descriptors_on_exec() {
+    close_on_exec_from(3);
+    STARTED_CLEAN.store(true, Ordering::Relaxed);
+}
+
+/// Held while a sandbox's descriptors are inheritable in this process (for a
+/// `posix_spawn`): another sandbox's command spawned the same way then would
+/// get them, and could read this command's bwrap options before its bwrap does.
 static INHERITABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `posix_spawn`s `cmd` (std does, with no code to run in the child) with
-/// `inherit` open in it. Commands are spawned on the one spawner thread, so no
-/// other command of the sandbox can catch the descriptors while they are
-/// inheritable, and under [`INHERITABLE`], so no command of another sandbox can.
+/// `inherit` open in it, in a process that started clean: what else is
+/// inheritable here is another sandbox's, and [`INHERITABLE`] keeps it out.
 fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
     let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let set = |cloexec: bool| -> io::Result<()> {
@@ -146,27 +169,37 @@ fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
     child
 }
 
-/// Spawns `cmd`, which is no sandbox's command (a service Warden starts),
-/// while no sandbox's descriptors are inheritable, so that it keeps none.
-pub(crate) fn spawn_outside_sandboxes(cmd: &mut Command) -> io::Result<Child> {
-    let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    cmd.spawn()
+/// How a command joins the sandbox's process cap.
+enum Join {
+    /// Born inside: the spawner thread has joined the cgroup (v1).
+    AsItsParent,
+    /// Writes `0` to this `cgroup.procs` (v2).
+    Cgroup(RawFd),
+    /// Sets `RLIMIT_NPROC` (no cgroup).
+    Rlimit,
 }
 
-/// Forks; the child makes `inherit` inheritable and joins the cgroup through
-/// `join` (or, without one, sets `RLIMIT_NPROC`), then execs.
-fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> io::Result<Child> {
+/// Forks; the child makes every descriptor close-on-exec but the standard
+/// three and `inherit` (which it makes inheritable), joins the cap by
+/// `join`, then execs. Every descriptor of this process is made
+/// close-on-exec in the child, not only Warden's: one that the program
+/// embedding Warden left inheritable (a file or socket outside every mount),
+/// or another sandbox's made inheritable for its spawn, would otherwise
+/// reach the command.
+fn spawn_sandboxed(mut cmd: Command, inherit: Vec<RawFd>, join: Join) -> io::Result<Child> {
     // SAFETY: only system calls run between fork and exec here: no allocation, no locks.
     unsafe {
         cmd.pre_exec(move || {
+            close_on_exec_from(3);
             for &fd in &inherit {
                 rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
             }
             match join {
-                Some(fd) => {
+                Join::AsItsParent => {}
+                Join::Cgroup(fd) => {
                     rustix::io::write(BorrowedFd::borrow_raw(fd), b"0")?;
                 }
-                None => {
+                Join::Rlimit => {
                     let limit = rustix::process::Rlimit { current: Some(MAX_PIDS), maximum: Some(MAX_PIDS) };
                     let _ = rustix::process::setrlimit(rustix::process::Resource::Nproc, limit);
                 }
@@ -174,9 +207,23 @@ fn spawn_joining(mut cmd: Command, inherit: Vec<RawFd>, join: Option<RawFd>) -> 
             Ok(())
         });
     }
-    // Its fork copies this process's descriptors: none of another sandbox's may be inheritable then.
-    let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     cmd.spawn()
+}
+
+/// Makes every descriptor from `first` up close-on-exec: `close_range(2)`,
+/// or, before Linux 5.11, each number below the soft `RLIMIT_NOFILE` (none
+/// can be open above it). System calls only: it runs between fork and exec.
+pub(crate) fn close_on_exec_from(first: RawFd) {
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it sets a flag.
+    let done = unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+    if done == 0 {
+        return;
+    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1 << 20);
+    for fd in first..RawFd::try_from(limit).unwrap_or(RawFd::MAX) {
+        // SAFETY: F_SETFD on a number that may not be open: EBADF then, and nothing else.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
 }
 
 /// Whether the kernel ignores `RLIMIT_NPROC` for this process's children:

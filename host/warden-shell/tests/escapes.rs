@@ -353,6 +353,24 @@ fn a_command_cannot_catch_the_descriptors_of_another_sandbox_spawning_beside_it(
 }
 
 #[test]
+fn a_command_cannot_use_a_descriptor_its_caller_left_inheritable() {
+    // The program embedding Warden (or the shell that started it) holds a
+    // file outside every mount open, not close-on-exec: the command must
+    // not get it, or it reads the file through the descriptor.
+    let p = Project::new();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), "outside every mount\n").unwrap();
+    let file = std::fs::File::open(outside.path()).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).unwrap();
+    // Through /proc: dash takes no redirection of a descriptor above 9.
+    let r = sh_in(&p.sandbox(""), &format!("cat /proc/self/fd/{fd}"));
+    assert!(!r.stdout.contains("outside every mount"), "the command read the caller's file: {r:?}");
+    assert!(r.stderr.starts_with(&format!("cat: /proc/self/fd/{fd}: No such file or directory\n")), "{r:?}");
+    drop(file);
+}
+
+#[test]
 fn a_bwrap_whose_options_never_came_runs_nothing() {
     // Warden starts bwrap first and sends its options through `--args` once
     // the placeholders are held: killed in between, it leaves a bwrap that
