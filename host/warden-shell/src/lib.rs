@@ -28,7 +28,7 @@ mod watch;
 pub use bwrap::args as bwrap_args;
 pub use egress::{set_net_bridge, BRIDGE_IN_SANDBOX};
 pub use error::ShellError;
-pub use pids::{close_inherited_descriptors_on_exec, ProcessCap, MAX_PIDS};
+pub use pids::{close_inherited_descriptors_on_exec, without_inherited_descriptors, ProcessCap, MAX_PIDS};
 pub use plan::{Bind, ExecPlan, PROTECTED, SYSTEM_READ};
 pub use probe::{bwrap_path, explain as explain_os_backend, probe};
 pub use run::{Backend, ExecutionResult, TIMED_OUT};

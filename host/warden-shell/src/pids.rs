@@ -211,18 +211,38 @@ fn spawn_sandboxed(mut cmd: Command, inherit: Vec<RawFd>, join: Join) -> io::Res
 }
 
 /// Makes every descriptor from `first` up close-on-exec: `close_range(2)`,
-/// or, before Linux 5.11, each number below the soft `RLIMIT_NOFILE` (none
-/// can be open above it). System calls only: it runs between fork and exec.
-pub(crate) fn close_on_exec_from(first: RawFd) {
-    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it sets a flag.
-    let done = unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC) };
-    if done == 0 {
-        return;
+/// or, before Linux 5.11 (and off Linux), each number below the larger open-file
+/// limit, at most 2^20 (the kernel's default ceiling; a descriptor may stay
+/// open above a limit lowered since). System calls only: it runs between fork and exec.
+fn close_on_exec_from(first: RawFd) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it sets a flag.
+        let done = unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+        if done == 0 {
+            return;
+        }
     }
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1 << 20);
-    for fd in first..RawFd::try_from(limit).unwrap_or(RawFd::MAX) {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let highest = limit.current.max(limit.maximum).unwrap_or(u64::MAX).min(1 << 20);
+    for fd in first..RawFd::try_from(highest).unwrap_or(RawFd::MAX) {
         // SAFETY: F_SETFD on a number that may not be open: EBADF then, and nothing else.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+/// Keeps every descriptor of this process from `cmd`'s program but the
+/// standard three (made close-on-exec in its child, between fork and exec):
+/// for the programs Warden starts outside any sandbox (a probe of bwrap, the
+/// podman service, a browser), which must not hold a sandbox's pipes, nor
+/// its caller's descriptors.
+pub fn without_inherited_descriptors(cmd: &mut Command) -> &mut Command {
+    // SAFETY: system calls only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            close_on_exec_from(3);
+            Ok(())
+        })
     }
 }
 
@@ -321,5 +341,30 @@ fn remove_stale(base: &Path) {
         if gone {
             let _ = std::fs::remove_dir(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_started_outside_the_sandboxes_keeps_none_of_this_processs_descriptors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("held.txt"), "held by the caller\n").unwrap();
+        let file = std::fs::File::open(dir.path().join("held.txt")).unwrap();
+        rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).unwrap();
+        let read = |keep_out: bool| {
+            let mut cmd = Command::new("/bin/cat");
+            cmd.arg(format!("/proc/self/fd/{}", file.as_raw_fd()));
+            if keep_out {
+                without_inherited_descriptors(&mut cmd);
+            }
+            let out = cmd.output().unwrap();
+            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success())
+        };
+        // Left inheritable, the descriptor reaches a program spawned plainly.
+        assert_eq!(read(false), ("held by the caller\n".to_owned(), true));
+        assert_eq!(read(true), (String::new(), false));
     }
 }

@@ -81,7 +81,8 @@ pub(crate) fn bwrap_works(backend: &Backend) -> bool {
 /// Why the plainest bwrap sandbox does not start here (bwrap's own words), or `None` when it does.
 fn bwrap_refusal(backend: &Backend) -> Option<String> {
     let Backend::Bwrap(bwrap) = backend else { return Some("no bubblewrap".into()) };
-    let output = Command::new(bwrap)
+    let mut probe = Command::new(bwrap);
+    let output = crate::pids::without_inherited_descriptors(&mut probe)
         .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"])
         .env_clear()
         .stdin(Stdio::null())

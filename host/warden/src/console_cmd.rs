@@ -41,7 +41,8 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
     );
     let file = warden_policy::write_private_file(&format!("console-{}-login.html", std::process::id()), &page)?;
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    let spawned = std::process::Command::new(opener)
+    let mut opening = std::process::Command::new(opener);
+    let spawned = warden_shell::without_inherited_descriptors(&mut opening)
         .arg(&file)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -224,13 +224,7 @@ fn start_service(socket: &Path) -> Result<(), String> {
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     // It outlives this process: a descriptor of its caller (a pipe whose end
     // the caller waits for) must not stay open in it.
-    // SAFETY: a system call only, between fork and exec.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-            crate::pids::close_on_exec_from(3);
-            Ok(())
-        })
-    };
+    crate::pids::without_inherited_descriptors(&mut command);
     match command.spawn() {
         Ok(mut child) => {
             // Reaped when it exits, so that no zombie stays behind in a long-lived host.
