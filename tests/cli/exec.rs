@@ -120,6 +120,18 @@ fn a_descriptor_warden_was_started_with_never_reaches_the_command() {
     }
 }
 
+#[test]
+fn a_command_other_than_exec_is_still_handed_the_descriptors_it_was_started_with() {
+    // `warden` keeps what it was given from commands it runs, but `warden-full`,
+    // which it starts for every other command, gets them: `warden check <(...)`.
+    let f = Fixture::new();
+    f.file("absolute.yaml", &format!("version: 1\nsandbox:\n  paths:\n    portfolio: {{ root: {}, mode: rw }}\n", f.path("portfolio").display()));
+    let script = format!("exec 7<'{}'; exec \"$0\" check /dev/fd/7", f.path("absolute.yaml").display());
+    let out = Command::new("/bin/sh").args(["-c", &script, env!("CARGO_BIN_EXE_warden")]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.starts_with("/dev/fd/7: valid\n"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A bwrap that exists but cannot set up a sandbox, as on a system without user namespaces.
 fn broken_bwrap(f: &Fixture) -> String {
     let path = f.path("broken-bwrap");

@@ -15,12 +15,12 @@
 //! - no cgroup: each child sets `RLIMIT_NPROC` between fork and exec.
 //!
 //! No command gets a descriptor its sandbox does not hand it. Warden's own
-//! programs make those they were started with close-on-exec first thing
-//! ([`close_inherited_descriptors_on_exec`]), and a `posix_spawn` makes a
-//! sandbox's inheritable only under a lock that every other one takes. Any
-//! other command (in a library's host, or under cgroup v2 or no cgroup) makes
-//! all its descriptors close-on-exec between fork and exec, but the standard
-//! three and its sandbox's.
+//! programs make every other descriptor close-on-exec when they start
+//! ([`close_inherited_descriptors_on_exec`]) and again before each
+//! `posix_spawn`, which makes a sandbox's inheritable only under a lock that
+//! every other one takes. Any other command (in a library's host, or under
+//! cgroup v2 or no cgroup) makes all its descriptors close-on-exec between
+//! fork and exec, but the standard three and its sandbox's.
 
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -123,12 +123,14 @@ impl Drop for ProcessCap {
 /// Set once the program's `main` has made the descriptors it started with close-on-exec.
 static STARTED_CLEAN: AtomicBool = AtomicBool::new(false);
 
-/// What a program's `main` calls first, while it has one thread: makes every
-/// descriptor it was started with close-on-exec but the standard three, so
-/// that none reaches a command it runs. Its commands can then be spawned
-/// without a fork (`posix_spawn`, where the cgroup allows). A library's host,
-/// which does not call this, keeps its descriptors: each command makes them
-/// close-on-exec in the child instead, between fork and exec.
+/// For Warden's own programs alone, which need no descriptor inheritable:
+/// makes every descriptor but the standard three close-on-exec, now and
+/// before each command is spawned, so that none reaches a command. Its
+/// commands can then be spawned without a fork (`posix_spawn`, where the
+/// cgroup allows). A library's host, which does not call this, keeps its
+/// descriptors: each command makes them close-on-exec in the child instead,
+/// between fork and exec.
+#[doc(hidden)]
 pub fn close_inherited_descriptors_on_exec() {
     close_on_exec_from(3);
     STARTED_CLEAN.store(true, Ordering::Relaxed);
@@ -140,10 +142,14 @@ pub fn close_inherited_descriptors_on_exec() {
 static INHERITABLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `posix_spawn`s `cmd` (std does, with no code to run in the child) with
-/// `inherit` open in it, in a process that started clean: what else is
-/// inheritable here is another sandbox's, and [`INHERITABLE`] keeps it out.
+/// `inherit` open in it, in Warden's own program: every other descriptor is
+/// made close-on-exec here first, under [`INHERITABLE`], which another
+/// sandbox's spawn takes to make its own inheritable.
 fn spawn_inheriting(mut cmd: Command, inherit: &[RawFd]) -> io::Result<Child> {
     let _inheritable = INHERITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Again at each spawn: this is Warden's own program, which needs no
+    // descriptor inheritable, and one made so since it started must not reach the command.
+    close_on_exec_from(3);
     let set = |cloexec: bool| -> io::Result<()> {
         for &fd in inherit {
             // SAFETY: the caller keeps `fd` open until the spawn returns.
@@ -210,11 +216,16 @@ fn spawn_sandboxed(mut cmd: Command, inherit: Vec<RawFd>, join: Join) -> io::Res
     cmd.spawn()
 }
 
-/// Makes every descriptor from `first` up close-on-exec: `close_range(2)`,
-/// or, before Linux 5.11 (and off Linux), each number below the larger open-file
-/// limit, at most 2^20 (the kernel's default ceiling; a descriptor may stay
-/// open above a limit lowered since). System calls only: it runs between fork and exec.
+/// Makes every descriptor from `first` up close-on-exec: `close_range(2)`;
+/// before Linux 5.11 (and off Linux), each one `/proc/self/fd` lists, or,
+/// without `/proc`, each number below the open-file limits (at most 2^20,
+/// the kernel's default ceiling). System calls only, into a buffer on the
+/// stack: it runs between fork and exec.
 fn close_on_exec_from(first: RawFd) {
+    let set = |fd: RawFd| {
+        // SAFETY: F_SETFD on a number that may not be open: EBADF then, and nothing else.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    };
     #[cfg(target_os = "linux")]
     {
         // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it sets a flag.
@@ -222,13 +233,35 @@ fn close_on_exec_from(first: RawFd) {
         if done == 0 {
             return;
         }
+        if each_listed(first, set) {
+            return;
+        }
     }
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let highest = limit.current.max(limit.maximum).unwrap_or(u64::MAX).min(1 << 20);
-    for fd in first..RawFd::try_from(highest).unwrap_or(RawFd::MAX) {
-        // SAFETY: F_SETFD on a number that may not be open: EBADF then, and nothing else.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    let highest = [limit.current, limit.maximum].into_iter().map(|l| l.unwrap_or(u64::MAX)).max().unwrap_or(u64::MAX).min(1 << 20);
+    (first..RawFd::try_from(highest).unwrap_or(RawFd::MAX)).for_each(set);
+}
+
+/// Calls `act` on each open descriptor from `first` up that `/proc/self/fd`
+/// lists; false without `/proc`. No allocation: the listing is read into a
+/// buffer on the stack.
+#[cfg(target_os = "linux")]
+fn each_listed(first: RawFd, act: impl Fn(RawFd)) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(listing) = rustix::fs::open(c"/proc/self/fd", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()) else {
+        return false;
+    };
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
+    let mut entries = rustix::fs::RawDir::new(&listing, &mut buf);
+    while let Some(Ok(entry)) = entries.next() {
+        let number = entry.file_name().to_bytes().iter().try_fold(0 as RawFd, |n, &d| {
+            d.is_ascii_digit().then(|| n.checked_mul(10)?.checked_add(RawFd::from(d - b'0'))).flatten()
+        });
+        if let Some(fd) = number.filter(|&fd| fd >= first) {
+            act(fd);
+        }
     }
+    true
 }
 
 /// Keeps every descriptor of this process from `cmd`'s program but the
@@ -366,5 +399,42 @@ mod tests {
         // Left inheritable, the descriptor reaches a program spawned plainly.
         assert_eq!(read(false), ("held by the caller\n".to_owned(), true));
         assert_eq!(read(true), (String::new(), false));
+    }
+
+    fn held_inheritable() -> (tempfile::TempDir, std::fs::File) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("held.txt"), "held\n").unwrap();
+        let file = std::fs::File::open(dir.path().join("held.txt")).unwrap();
+        rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).unwrap();
+        (dir, file)
+    }
+
+    #[test]
+    fn a_descriptor_made_inheritable_after_the_start_does_not_reach_a_command_spawned_without_a_fork() {
+        // Warden's own program, started clean, opens a descriptor without
+        // close-on-exec later (a dependency's socket, say): the next sandbox
+        // command, posix_spawned, must not get it.
+        let (_dir, file) = held_inheritable();
+        let (pipe, kept) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", &format!("cat /proc/self/fd/{}; echo sandbox\\'s > /proc/self/fd/{}", file.as_raw_fd(), kept.as_raw_fd())]);
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let out = spawn_inheriting(cmd, &[kept.as_raw_fd()]).unwrap().wait_with_output().unwrap();
+        drop(kept);
+        assert!(out.stdout.is_empty(), "the command read the file: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with(&format!("cat: /proc/self/fd/{}: No such file", file.as_raw_fd())), "{out:?}");
+        let mut told = String::new();
+        std::io::Read::read_to_string(&mut std::fs::File::from(pipe), &mut told).unwrap();
+        assert_eq!(told, "sandbox's\n", "the sandbox's own descriptor must still reach it");
+        assert!(rustix::io::fcntl_getfd(&file).unwrap().contains(rustix::io::FdFlags::CLOEXEC));
+    }
+
+    #[test]
+    fn the_listing_of_proc_self_fd_finds_every_descriptor_from_the_first_asked() {
+        let (_dir, file) = held_inheritable();
+        let (low, high) = (std::sync::Mutex::new(Vec::new()), file.as_raw_fd());
+        assert!(each_listed(high, |fd| low.lock().unwrap().push(fd)));
+        let seen = low.into_inner().unwrap();
+        assert!(seen.contains(&high) && seen.iter().all(|&fd| fd >= high), "{seen:?}");
     }
 }

@@ -62,6 +62,9 @@ pub fn command() -> clap::Command {
 /// command, help, a usage error), which [`run`] then parses whole.
 pub fn run_exec_only(args: &[OsString], bridge: Option<Bridge>) -> Option<u8> {
     let exec = parse_exec_only(args)?;
+    // Nothing this program was started with reaches the command (only here:
+    // `warden-full`, started for any other command, is handed them as they are).
+    warden_shell::close_inherited_descriptors_on_exec();
     if let Some(bridge) = bridge {
         warden_shell::set_net_bridge(bridge.program, bridge.args);
     }

@@ -20,8 +20,6 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let here = std::env::current_exe();
     let bridge = Bridge::serve_or_offer(&args, here.as_deref().ok());
-    // Nothing this program was started with reaches a command it runs.
-    warden_shell::close_inherited_descriptors_on_exec();
     if let Some(status) = warden_cli::run_exec_only(&args, bridge) {
         return ExitCode::from(status);
     }

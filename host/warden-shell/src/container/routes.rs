@@ -37,7 +37,7 @@ pub fn refuse(init: u32, netns: u64) -> Result<(), ShellError> {
     let adding = std::thread::Builder::new().name("warden-routes".into()).spawn(move || -> Result<(), String> {
         rustix::thread::move_into_link_name_space(namespace.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network))
             .map_err(|e| format!("entering the container's network namespace: {e}"))?;
-        let socket = rustix::net::socket(rustix::net::AddressFamily::NETLINK, rustix::net::SocketType::RAW, None)
+        let socket = rustix::net::socket_with(rustix::net::AddressFamily::NETLINK, rustix::net::SocketType::RAW, rustix::net::SocketFlags::CLOEXEC, None)
             .map_err(|e| format!("a netlink socket: {e}"))?;
         if crate::container::runner::netns_cookie(&socket) != netns {
             return Err("the container started again meanwhile".into());
