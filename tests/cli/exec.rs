@@ -117,6 +117,7 @@ fn a_descriptor_warden_was_started_with_never_reaches_the_command() {
         assert!(!stdout.contains("outside every mount"), "{env:?}: the command read the file: {stdout}");
         assert_eq!(out.status.code(), Some(1), "{env:?}: {stderr}");
         assert!(stderr.contains("/bin/cat: /proc/self/fd/7: No such file or directory\n"), "{env:?}: {stderr}");
+        assert!(!stderr.contains("WITHOUT an OS sandbox"), "{env:?}: {stderr}");
     }
 }
 

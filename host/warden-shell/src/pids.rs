@@ -8,8 +8,9 @@
 //! - cgroup v1: the thread joins it by writing `0` to `tasks`. That moves the
 //!   thread alone, which the kernel does without the global lock a
 //!   `cgroup.procs` write takes (and the RCU grace period that lock waits for,
-//!   10–20 ms here). Commands are then born inside, with `posix_spawn` in a
-//!   program that started clean: no page tables copied, no code between fork and exec.
+//!   10–20 ms here). Commands are then born inside, with `posix_spawn` in
+//!   Warden's own programs: no page tables copied (a Landlock command has
+//!   steps of its own between fork and exec, so std forks for it).
 //! - cgroup v2 keeps a process's threads together: each child joins by writing
 //!   `0` to `cgroup.procs` between fork and exec.
 //! - no cgroup: each child sets `RLIMIT_NPROC` between fork and exec.
@@ -20,7 +21,10 @@
 //! `posix_spawn`, which makes a sandbox's inheritable only under a lock that
 //! every other one takes. Any other command (in a library's host, or under
 //! cgroup v2 or no cgroup) makes all its descriptors close-on-exec between
-//! fork and exec, but the standard three and its sandbox's.
+//! fork and exec, but the standard three and its sandbox's. The rule that
+//! makes the `posix_spawn` path hold: Warden's programs open every
+//! descriptor close-on-exec (a thread opening one without, between the
+//! sweep and the spawn, would pass it on).
 
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -243,7 +247,7 @@ fn close_on_exec_from(first: RawFd) {
 }
 
 /// Calls `act` on each open descriptor from `first` up that `/proc/self/fd`
-/// lists; false without `/proc`. No allocation: the listing is read into a
+/// lists; false without `/proc`, or when the listing fails part way. No allocation: the listing is read into a
 /// buffer on the stack.
 #[cfg(target_os = "linux")]
 fn each_listed(first: RawFd, act: impl Fn(RawFd)) -> bool {
@@ -253,7 +257,9 @@ fn each_listed(first: RawFd, act: impl Fn(RawFd)) -> bool {
     };
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
     let mut entries = rustix::fs::RawDir::new(&listing, &mut buf);
-    while let Some(Ok(entry)) = entries.next() {
+    while let Some(entry) = entries.next() {
+        // A listing cut short leaves the rest unseen: the caller falls back.
+        let Ok(entry) = entry else { return false };
         let number = entry.file_name().to_bytes().iter().try_fold(0 as RawFd, |n, &d| {
             d.is_ascii_digit().then(|| n.checked_mul(10)?.checked_add(RawFd::from(d - b'0'))).flatten()
         });
