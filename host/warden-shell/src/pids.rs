@@ -389,10 +389,7 @@ mod tests {
 
     #[test]
     fn a_program_started_outside_the_sandboxes_keeps_none_of_this_processs_descriptors() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("held.txt"), "held by the caller\n").unwrap();
-        let file = std::fs::File::open(dir.path().join("held.txt")).unwrap();
-        rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).unwrap();
+        let (_dir, file) = held_inheritable();
         let read = |keep_out: bool| {
             let mut cmd = Command::new("/bin/cat");
             cmd.arg(format!("/proc/self/fd/{}", file.as_raw_fd()));
@@ -403,7 +400,7 @@ mod tests {
             (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.success())
         };
         // Left inheritable, the descriptor reaches a program spawned plainly.
-        assert_eq!(read(false), ("held by the caller\n".to_owned(), true));
+        assert_eq!(read(false), ("held\n".to_owned(), true));
         assert_eq!(read(true), (String::new(), false));
     }
 
