@@ -107,7 +107,8 @@ impl Drop for Held {
         if self.handed_over {
             return;
         }
-        for held in self.files.iter().filter(|f| f.placeholder) {
+        // Marked since it was held: made by a sandbox that had not marked it yet.
+        for held in self.files.iter().filter(|f| f.placeholder || marked(&f.file)) {
             remove_if_unused(&held.path, &held.file);
         }
     }
@@ -189,24 +190,56 @@ pub fn bound_onto_itself(path: &Path) -> bool {
     !content(path).is_empty()
 }
 
-/// A new placeholder at `path`, made whole and locked before it has a name
-/// (an `O_TMPFILE`), then linked there unless something is there by then:
-/// `None` if something is. Where the file system or the kernel makes no
-/// unnamed file, or `/proc` is missing, `Unsupported`: [`make`] makes one.
+/// A new placeholder at `path`, locked before anyone else can lock it
+/// exclusively to remove it: `None` if something is there already. Where
+/// the file system or the kernel cannot make it so, `Unsupported`: [`make`]
+/// makes one.
 fn make_locked(path: &Path) -> std::io::Result<Option<File>> {
+    match content(path) {
+        b"" => make_empty_locked(path),
+        whole => make_unnamed_locked(path, whole),
+    }
+}
+
+/// An empty placeholder is whole from the moment it is made, so it is made
+/// at its name (an unnamed file costs ext4 its orphan list, twice, for each
+/// of a run's twenty placeholders), locked, then marked. Another sandbox
+/// that opens it before the mark holds it as someone's own file; it looks
+/// for the mark again when it ends (`Held`'s drop), so the last holder
+/// still removes it.
+fn make_empty_locked(path: &Path) -> std::io::Result<Option<File>> {
+    use rustix::fs::{Mode, OFlags, CWD};
+    let flags = OFlags::CREATE | OFlags::EXCL | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = match rustix::fs::openat(CWD, path, flags, Mode::from_raw_mode(0o600)) {
+        Ok(fd) => File::from(fd),
+        Err(rustix::io::Errno::EXIST) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    // Only a process other than Warden can hold a file nobody has marked
+    // yet; the command is refused then, and the file, unmarked, is left.
+    flock(&file, FlockOperation::NonBlockingLockShared)?;
+    mark_read_only(&file)?;
+    Ok(Some(file))
+}
+
+/// A placeholder with content (`commondir`), made whole, marked and locked
+/// before it has a name (an `O_TMPFILE`), then linked there unless something
+/// is there by then: `None` if something is. Without unnamed files or
+/// without `/proc`, `Unsupported`.
+fn make_unnamed_locked(path: &Path, whole: &[u8]) -> std::io::Result<Option<File>> {
     use rustix::fs::{AtFlags, Mode, OFlags, CWD};
     use rustix::io::Errno;
     let unsupported = || std::io::Error::from(std::io::ErrorKind::Unsupported);
     let folder = path.parent().ok_or_else(|| std::io::Error::other("a placeholder needs a folder"))?;
-    let fd = match rustix::fs::open(folder, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from_raw_mode(0o444)) {
+    let fd = match rustix::fs::open(folder, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from_raw_mode(0o600)) {
         Ok(fd) => fd,
         // Kernels before 3.11 read O_TMPFILE as a folder opened for writing (EISDIR).
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => return Err(unsupported()),
         Err(e) => return Err(e.into()),
     };
     let mut made = File::from(fd);
-    std::io::Write::write_all(&mut made, content(path))?;
-    let _ = rustix::fs::fsetxattr(&made, MARK, b"1", XattrFlags::empty());
+    std::io::Write::write_all(&mut made, whole)?;
+    mark_read_only(&made)?;
     let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&made));
     // Held read-only, as a placeholder found there is (a container's runner keeps a copy).
     let file = match std::fs::OpenOptions::new().read(true).custom_flags(libc_flags::NONBLOCK | libc_flags::CLOEXEC).open(&unnamed) {
@@ -224,9 +257,18 @@ fn make_locked(path: &Path) -> std::io::Result<Option<File>> {
     }
 }
 
+/// Marks a placeholder this process made (where the file system keeps
+/// marks), then makes it read-only for everyone. In that order: a user's
+/// mark needs write permission, which only root has on a read-only file.
+fn mark_read_only(file: &File) -> std::io::Result<()> {
+    let _ = rustix::fs::fsetxattr(file, MARK, b"1", XattrFlags::empty());
+    rustix::fs::fchmod(file, rustix::fs::Mode::from_raw_mode(0o444))?;
+    Ok(())
+}
+
 /// A new placeholder at `path`, whole or not at all: made under another
-/// name beside it, read-only for everyone, written and marked (where the
-/// file system keeps marks), then renamed there unless something is there
+/// name beside it, written, marked (where the file system keeps marks) and
+/// made read-only for everyone, then renamed there unless something is there
 /// by then. A half-made one (an empty `commondir` makes git fail) is never seen.
 fn make(path: &Path) -> std::io::Result<()> {
     let folder = path.parent().ok_or_else(|| std::io::Error::other("a placeholder needs a folder"))?;
@@ -244,12 +286,12 @@ fn make(path: &Path) -> std::io::Result<()> {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o444)
+            .mode(0o600)
             .custom_flags(libc_flags::NOFOLLOW | libc_flags::CLOEXEC)
             .open(&staged)?;
         created = true;
         std::io::Write::write_all(&mut file, content(path))?;
-        let _ = rustix::fs::fsetxattr(&file, MARK, b"1", XattrFlags::empty());
+        mark_read_only(&file)?;
         let target = folder.join(name);
         match rustix::fs::renameat_with(rustix::fs::CWD, &staged, rustix::fs::CWD, &target, rustix::fs::RenameFlags::NOREPLACE) {
             // A file system without the flag (NFS): a hard link is made no-replace too.
@@ -368,6 +410,47 @@ mod tests {
         assert!(make_locked(&path).unwrap().is_none());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "export A=1\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_placeholder_is_marked_although_its_maker_may_not_write_a_read_only_file() {
+        // As any user but root: without CAP_DAC_OVERRIDE (on this thread), a
+        // mark needs write permission on the file.
+        let mut caps = rustix::thread::capabilities(None).unwrap();
+        caps.effective.remove(rustix::thread::CapabilitySet::DAC_OVERRIDE);
+        rustix::thread::set_capabilities(None, caps).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join(".envrc");
+        let whole = dir.path().join("commondir");
+        let fallback = dir.path().join("sub/commondir");
+        std::fs::create_dir(fallback.parent().unwrap()).unwrap();
+        let made = [make_locked(&empty).unwrap().expect("made"), make_locked(&whole).unwrap().expect("made")];
+        make(&fallback).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for path in [&empty, &whole, &fallback] {
+            assert!(marked(&open_no_follow(path).unwrap()), "{} is unmarked", path.display());
+            assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o444);
+        }
+        drop(made);
+    }
+
+    #[test]
+    fn a_placeholder_held_before_its_maker_marked_it_goes_with_the_last_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".envrc");
+        // Where its maker is when another sandbox looks: made and locked, not marked yet.
+        let flags = rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::RDONLY;
+        let maker = File::from(rustix::fs::open(&path, flags, rustix::fs::Mode::from_raw_mode(0o600)).unwrap());
+        flock(&maker, FlockOperation::NonBlockingLockShared).unwrap();
+        let other = Held::take(&shield(&[], &[&path])).unwrap();
+        assert!(other.placeholders().is_empty());
+        mark_read_only(&maker).unwrap();
+        // The maker ends first, and may not remove what the other holds.
+        remove_if_unused(&path, &maker);
+        drop(maker);
+        assert!(path.exists());
+        drop(other);
+        assert!(!path.exists(), "left behind by its last holder");
     }
 
     #[test]
