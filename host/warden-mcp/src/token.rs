@@ -14,8 +14,8 @@ pub struct Token {
     digest: [u8; 32],
     /// Where the token is, for the clients' configuration.
     pub file: PathBuf,
-    /// Made by this process: the file goes when it does.
-    made: bool,
+    /// Made by this process (and locked while it lives): the file goes when it does.
+    made: Option<warden_policy::PrivateFile>,
 }
 
 impl Token {
@@ -43,7 +43,7 @@ impl Token {
         if token.is_empty() {
             return Err(format!("--token-file {shown}: the file is empty"));
         }
-        Ok(Token { digest: digest(token.as_bytes()), file: real, made: false })
+        Ok(Token { digest: digest(token.as_bytes()), file: real, made: None })
     }
 
     /// A new random 256-bit token, in a new file of Warden's private folder
@@ -51,8 +51,8 @@ impl Token {
     pub fn generate() -> Result<Token, String> {
         let token: String = crate::elicit::random::<32>()?.iter().map(|b| format!("{b:02x}")).collect();
         // A file of this name is a dead server's with this process's id: its token is no longer served.
-        let file = warden_policy::write_private_file(&format!("mcp-{}.token", std::process::id()), &format!("{token}\n"))?;
-        Ok(Token { digest: digest(token.as_bytes()), file, made: true })
+        let made = warden_policy::write_private_file("mcp", ".token", &format!("{token}\n"))?;
+        Ok(Token { digest: digest(token.as_bytes()), file: made.path.clone(), made: Some(made) })
     }
 
     /// Whether an `Authorization` header carries the token: the scheme
@@ -73,7 +73,7 @@ impl Token {
 
 impl Drop for Token {
     fn drop(&mut self) {
-        if self.made {
+        if self.made.is_some() {
             let _ = std::fs::remove_file(&self.file);
         }
     }
@@ -122,7 +122,7 @@ mod tests {
     use super::*;
 
     fn token(text: &str) -> Token {
-        Token { digest: digest(text.as_bytes()), file: PathBuf::new(), made: false }
+        Token { digest: digest(text.as_bytes()), file: PathBuf::new(), made: None }
     }
 
     #[test]

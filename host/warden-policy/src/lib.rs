@@ -15,6 +15,7 @@ mod model;
 mod mounted;
 mod network;
 pub mod oci;
+mod private_files;
 mod system_dirs;
 mod validate;
 mod vpath;
@@ -34,7 +35,8 @@ pub use limits::{parse_duration, parse_size, Limits, LimitsSpec};
 pub use mounted::{policy_of_mounts, MountPoint};
 pub use model::{ComponentSource, OsBackend, ContainerSettings, ContainerUser, Layout, McpSettings, Mount, Policy, Rules, Shell, ToolDecl, Worker};
 pub use network::{non_public, AllowEntry, Allowlist, Host, HostPattern, NetRefusal, Network, RefusalReason, Target};
-pub use system_dirs::{compile_cache_folder, host_exposing, private_folder, system_dir_of, warden_folder, write_private_file};
+pub use private_files::{write_private_file, PrivateFile};
+pub use system_dirs::{compile_cache_folder, host_exposing, private_folder, system_dir_of, warden_folder};
 pub use validate::{check_env_name, check_root_as_written, SUPPORTED_VERSION};
 pub use vpath::{shown, Namespace, PathError, VPath, MAX_PATH_BYTES};
 

@@ -119,25 +119,6 @@ pub fn private_folder() -> Result<PathBuf, String> {
     Ok(folder)
 }
 
-/// Writes `contents` into a new file `name` of [`private_folder`] that only
-/// this user may read (one left by a dead process of this id goes first);
-/// its path. For secrets: a token, the console's login URL.
-pub fn write_private_file(name: &str, contents: &str) -> Result<PathBuf, String> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = private_folder()?.join(name);
-    let _ = std::fs::remove_file(&file);
-    let mut out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(&file)
-        .map_err(|e| format!("cannot make {}: {e}", file.display()))?;
-    out.write_all(contents.as_bytes()).and_then(|()| out.sync_all()).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    Ok(file)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,7 +39,8 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
         "<!doctype html><meta charset=utf-8><meta name=referrer content=no-referrer>\
          <meta http-equiv=refresh content=\"0;url={login}\"><title>Warden console</title>"
     );
-    let file = warden_policy::write_private_file(&format!("console-{}-login.html", std::process::id()), &page)?;
+    let written = warden_policy::write_private_file("console", "-login.html", &page)?;
+    let file = written.path.clone();
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
     let mut opening = std::process::Command::new(opener);
     let spawned = warden_shell::without_inherited_descriptors(&mut opening)
@@ -50,10 +51,9 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
     match spawned {
         Ok(mut opener) => {
             // The browser reads the page at once; it is not left lying about (the console's end removes it too).
-            let page = file.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(std::time::Duration::from_secs(30));
-                let _ = std::fs::remove_file(page);
+                let _ = std::fs::remove_file(&written.path);
                 let _ = opener.wait();
             });
             Ok(file)

@@ -45,8 +45,8 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
         let console = warden_console::Console::new(audit_log(&args, &policy));
         let login = warden_console::serve_in_background(console.clone(), address).map_err(|e| Failure::usage(format!("--console {address}: {e}")))?;
         // Not on stderr: a client keeps the server's stderr, in logs others may read.
-        let file = warden_policy::write_private_file(&format!("console-{}.url", std::process::id()), &format!("{login}\n")).map_err(Failure::usage)?;
-        eprintln!("warden: the console's one-time login URL is in {} (this user only): open it in your browser", file.display());
+        let file = warden_policy::write_private_file("console", ".url", &format!("{login}\n")).map_err(Failure::usage)?;
+        eprintln!("warden: the console's one-time login URL is in {} (this user only): open it in your browser", file.path.display());
         login_file = Some(file);
         server = server.with_console(console);
     }
@@ -61,7 +61,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     // Its clients' containers go with the server, and the console's login with it.
     warden_shell::container::remove_own();
     if let Some(file) = login_file {
-        let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_file(file.path);
     }
     served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }
