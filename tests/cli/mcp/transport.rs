@@ -87,36 +87,14 @@ impl HttpLink {
             self.open.lock().unwrap().insert(id, stream.try_clone().unwrap());
         }
         let (sink, session, open) = (self.sink.clone(), self.session.clone(), self.open.clone());
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim_end() != "" {
-                if let Some((name, value)) = line.trim_end().split_once(": ")
-                    && name.eq_ignore_ascii_case("mcp-session-id")
-                {
-                    session.lock().unwrap().get_or_insert_with(|| value.to_owned());
-                }
-                line.clear();
-            }
-            // JSON is one message; an event stream has `data: ` lines.
-            let mut body = String::new();
-            line.clear();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-                body.push_str(&line);
-                if let Some(data) = line.trim_end().strip_prefix("data: ")
-                    && serde_json::from_str::<serde_json::Value>(data).is_ok()
-                {
-                    let _ = sink.send(data.to_owned());
-                }
-                line.clear();
-            }
-            if serde_json::from_str::<serde_json::Value>(body.trim()).is_ok() {
-                let _ = sink.send(body.trim().to_owned());
-            }
-            if let Some(id) = id {
-                open.lock().unwrap().remove(&id);
-            }
-        });
+        let read = move || read_answer(stream, &sink, &session, &open, id);
+        // A request's answer may take long; a notification or an answer is
+        // acknowledged at once, and a client waits for that before it sends the
+        // next (else the server may read two of them in either order).
+        match id {
+            Some(_) => drop(std::thread::spawn(read)),
+            None => read(),
+        }
     }
 
     /// Closes the connection request `id` waits on, as a client that gives up does.
@@ -124,5 +102,37 @@ impl HttpLink {
         if let Some(stream) = self.open.lock().unwrap().remove(&id) {
             let _ = stream.shutdown(Shutdown::Both);
         }
+    }
+}
+
+/// Reads one POST's answer from `stream`: the session it names, then each message.
+fn read_answer(stream: TcpStream, sink: &Sender<String>, session: &Mutex<Option<String>>, open: &Mutex<HashMap<u64, TcpStream>>, id: Option<u64>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim_end() != "" {
+        if let Some((name, value)) = line.trim_end().split_once(": ")
+            && name.eq_ignore_ascii_case("mcp-session-id")
+        {
+            session.lock().unwrap().get_or_insert_with(|| value.to_owned());
+        }
+        line.clear();
+    }
+    // JSON is one message; an event stream has `data: ` lines.
+    let mut body = String::new();
+    line.clear();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+        body.push_str(&line);
+        if let Some(data) = line.trim_end().strip_prefix("data: ")
+            && serde_json::from_str::<serde_json::Value>(data).is_ok()
+        {
+            let _ = sink.send(data.to_owned());
+        }
+        line.clear();
+    }
+    if serde_json::from_str::<serde_json::Value>(body.trim()).is_ok() {
+        let _ = sink.send(body.trim().to_owned());
+    }
+    if let Some(id) = id {
+        open.lock().unwrap().remove(&id);
     }
 }
