@@ -215,11 +215,18 @@ fn make_empty_locked(path: &Path) -> std::io::Result<Option<File>> {
         Err(rustix::io::Errno::EXIST) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    // Only a process other than Warden can hold a file nobody has marked
-    // yet; the command is refused then, and the file, unmarked, is left.
-    flock(&file, FlockOperation::NonBlockingLockShared)?;
+    claim_made(file).map(Some)
+}
+
+/// Locks and marks a placeholder this process has just made at its name.
+/// Only a process other than Warden can lock a file nobody has marked yet;
+/// then the file is marked all the same (else it would pass for the user's
+/// own for good), and whichever sandbox holds it next removes it.
+fn claim_made(file: File) -> std::io::Result<File> {
+    let locked = flock(&file, FlockOperation::NonBlockingLockShared);
     mark_read_only(&file)?;
-    Ok(Some(file))
+    locked?;
+    Ok(file)
 }
 
 /// A placeholder with content (`commondir`), made whole, marked and locked
@@ -434,13 +441,18 @@ mod tests {
         drop(made);
     }
 
+    /// A placeholder as [`make_empty_locked`] has it before it is locked.
+    fn just_made(path: &Path) -> File {
+        let flags = rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::RDONLY;
+        File::from(rustix::fs::open(path, flags, rustix::fs::Mode::from_raw_mode(0o600)).unwrap())
+    }
+
     #[test]
     fn a_placeholder_held_before_its_maker_marked_it_goes_with_the_last_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".envrc");
         // Where its maker is when another sandbox looks: made and locked, not marked yet.
-        let flags = rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::RDONLY;
-        let maker = File::from(rustix::fs::open(&path, flags, rustix::fs::Mode::from_raw_mode(0o600)).unwrap());
+        let maker = just_made(&path);
         flock(&maker, FlockOperation::NonBlockingLockShared).unwrap();
         let other = Held::take(&shield(&[], &[&path])).unwrap();
         assert!(other.placeholders().is_empty());
@@ -451,6 +463,23 @@ mod tests {
         assert!(path.exists());
         drop(other);
         assert!(!path.exists(), "left behind by its last holder");
+    }
+
+    #[test]
+    fn a_placeholder_another_process_locked_before_its_maker_could_is_marked_and_goes_with_its_next_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".git");
+        let made = just_made(&path);
+        // A process in the project locks it the moment it appears.
+        let hostile = open_no_follow(&path).unwrap();
+        flock(&hostile, FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert_eq!(claim_made(made).unwrap_err().raw_os_error(), Some(rustix::io::Errno::WOULDBLOCK.raw_os_error()));
+        assert!(marked(&hostile), "left unmarked, it passes for the user's own");
+        drop(hostile);
+        let next = Held::take(&shield(&[], &[&path])).unwrap();
+        assert_eq!(next.placeholders(), std::slice::from_ref(&path));
+        drop(next);
+        assert!(!path.exists(), "an empty .git left in the project");
     }
 
     #[test]
