@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{flock, FlockOperation};
 
@@ -32,7 +33,10 @@ pub fn write_private_file(kind: &str, suffix: &str, contents: &str) -> Result<Pr
 fn write_in(folder: &Path, kind: &str, suffix: &str, contents: &str) -> Result<PrivateFile, String> {
     remove_left_by_dead_processes(folder, kind, suffix);
     let path = folder.join(format!("{kind}-{}{suffix}", std::process::id()));
-    let _ = std::fs::remove_file(&path);
+    // One a dead process of this id left, even empty; waiting out a process
+    // that is removing it just now. One a living process holds stays, and
+    // this one is refused below.
+    remove_unheld(&path, false, OWN_NAME_PATIENCE);
     let mut out = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -46,8 +50,15 @@ fn write_in(folder: &Path, kind: &str, suffix: &str, contents: &str) -> Result<P
     Ok(PrivateFile { path, _lock: out })
 }
 
+/// How long a process waits for another that removes a file under its name.
+const OWN_NAME_PATIENCE: Duration = Duration::from_secs(1);
+/// A file is locked a moment after it is made; one empty and unlocked for
+/// longer was left by a process killed in between.
+const EMPTY_GRACE: Duration = Duration::from_secs(10);
+
 /// Removes the files `{kind}-{digits}{suffix}` of `folder` that nobody
-/// holds and that hold something: their processes are gone.
+/// holds: their processes are gone. An empty one stays for a while: its
+/// maker may be about to lock it.
 fn remove_left_by_dead_processes(folder: &Path, kind: &str, suffix: &str) {
     let Ok(entries) = std::fs::read_dir(folder) else { return };
     for entry in entries.flatten() {
@@ -56,17 +67,34 @@ fn remove_left_by_dead_processes(folder: &Path, kind: &str, suffix: &str) {
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let path = entry.path();
-        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-        let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(&path) else { continue };
-        let Ok(meta) = file.metadata() else { continue };
-        if !meta.is_file() || meta.len() == 0 || flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
-            continue;
+        remove_unheld(&entry.path(), true, Duration::ZERO);
+    }
+}
+
+/// Removes the file at `path` once this process holds it exclusively (so no
+/// living process holds it), waiting up to `patience` for that, and only
+/// while `path` still names it. Every remover holds the file first, so two
+/// never remove by one name a file made since. With `young_empty_stays`, an
+/// empty file made less than [`EMPTY_GRACE`] ago stays: its maker may not
+/// have locked it yet.
+fn remove_unheld(path: &Path, young_empty_stays: bool, patience: Duration) {
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path) else { return };
+    let Ok(meta) = file.metadata() else { return };
+    let young = || meta.modified().is_ok_and(|made| made.elapsed().map_or(true, |age| age < EMPTY_GRACE));
+    if !meta.is_file() || (young_empty_stays && meta.len() == 0 && young()) {
+        return;
+    }
+    let until = Instant::now() + patience;
+    while flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        if Instant::now() >= until {
+            return;
         }
-        // Still the file locked, not one made under its name since.
-        if std::fs::symlink_metadata(&path).is_ok_and(|now| (now.dev(), now.ino()) == (meta.dev(), meta.ino())) {
-            let _ = std::fs::remove_file(&path);
-        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Still the file locked, not one made under its name since.
+    if std::fs::symlink_metadata(path).is_ok_and(|now| (now.dev(), now.ino()) == (meta.dev(), meta.ino())) {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -88,6 +116,9 @@ mod tests {
         for name in ["mcp-4000003.token", "console-4000004.url", "mcp-40x.token", "mcp-.token"] {
             std::fs::write(at(name), if name.ends_with("3.token") { "" } else { "x\n" }).unwrap();
         }
+        // Left empty a minute ago by a process killed before it locked it.
+        let stale = File::create(at("mcp-4000005.token")).unwrap();
+        stale.set_modified(std::time::SystemTime::now() - Duration::from_secs(60)).unwrap();
         let written = write_in(folder.path(), "mcp", ".token", "t\n").unwrap();
         assert_eq!(written.path, at(&format!("mcp-{}.token", std::process::id())));
         let mut left: Vec<String> = std::fs::read_dir(folder.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -102,5 +133,24 @@ mod tests {
         assert_eq!(flock(&again, FlockOperation::NonBlockingLockExclusive), Err(rustix::io::Errno::WOULDBLOCK));
         drop(written);
         flock(&again, FlockOperation::NonBlockingLockExclusive).unwrap();
+    }
+
+    #[test]
+    fn a_secret_under_this_process_id_that_another_process_holds_is_not_removed() {
+        // Another process of this id (in another PID namespace, or one that
+        // reused the id), whose file is locked while it lives.
+        let folder = tempfile::tempdir().unwrap();
+        let own = folder.path().join(format!("mcp-{}.token", std::process::id()));
+        std::fs::write(&own, "theirs\n").unwrap();
+        let theirs = File::open(&own).unwrap();
+        flock(&theirs, FlockOperation::LockShared).unwrap();
+        let refused = write_in(folder.path(), "mcp", ".token", "t\n").unwrap_err();
+        assert!(refused.starts_with(&format!("cannot make {}: ", own.display())), "{refused}");
+        assert_eq!(std::fs::read_to_string(&own).unwrap(), "theirs\n");
+        // Left by a dead one (nobody holds it), even empty: replaced.
+        drop(theirs);
+        std::fs::write(&own, "").unwrap();
+        let written = write_in(folder.path(), "mcp", ".token", "t\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&written.path).unwrap(), "t\n");
     }
 }
