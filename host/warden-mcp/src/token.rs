@@ -73,8 +73,8 @@ impl Token {
 
 impl Drop for Token {
     fn drop(&mut self) {
-        if self.made.is_some() {
-            let _ = std::fs::remove_file(&self.file);
+        if let Some(made) = self.made.take() {
+            made.remove();
         }
     }
 }

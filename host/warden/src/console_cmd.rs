@@ -1,6 +1,6 @@
 //! `warden console`: the policy's console, for the CLI's own commands.
 
-use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use crate::cli::ConsoleArgs;
 use crate::exit::Failure;
@@ -25,22 +25,23 @@ pub fn run(args: ConsoleArgs) -> Result<(), Failure> {
             }
         }
     });
-    if let Some(file) = opened {
-        let _ = std::fs::remove_file(file);
+    if let Some(page) = opened {
+        remove_page(&page);
     }
     served.map_err(|e| Failure::usage(format!("warden console: {e}")))
 }
 
 /// Opens `login` in the person's browser through a page of Warden's private
 /// folder that goes on to it: on a command line, the URL would be readable by
-/// every user of the machine (`/proc/PID/cmdline`). The page's path.
-fn open_in_browser(login: &str) -> Result<PathBuf, String> {
-    let page = format!(
+/// every user of the machine (`/proc/PID/cmdline`). The page, to remove.
+fn open_in_browser(login: &str) -> Result<LoginPage, String> {
+    let html = format!(
         "<!doctype html><meta charset=utf-8><meta name=referrer content=no-referrer>\
          <meta http-equiv=refresh content=\"0;url={login}\"><title>Warden console</title>"
     );
-    let written = warden_policy::write_private_file("console", "-login.html", &page)?;
+    let written = warden_policy::write_private_file("console", "-login.html", &html)?;
     let file = written.path.clone();
+    let page: LoginPage = Arc::new(Mutex::new(Some(written)));
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
     let mut opening = std::process::Command::new(opener);
     let spawned = warden_shell::without_inherited_descriptors(&mut opening)
@@ -51,17 +52,26 @@ fn open_in_browser(login: &str) -> Result<PathBuf, String> {
     match spawned {
         Ok(mut opener) => {
             // The browser reads the page at once; it is not left lying about (the console's end removes it too).
+            let removed_later = page.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(std::time::Duration::from_secs(30));
-                let _ = std::fs::remove_file(&written.path);
+                remove_page(&removed_later);
                 let _ = opener.wait();
             });
-            Ok(file)
+            Ok(page)
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&file);
+            remove_page(&page);
             Err(format!("cannot run {opener}: {e}; open the login URL above by hand"))
         }
     }
 }
 
+/// The login page, removed by whichever comes first: its 30 s, or the console's end.
+type LoginPage = Arc<Mutex<Option<warden_policy::PrivateFile>>>;
+
+fn remove_page(page: &LoginPage) {
+    if let Some(written) = page.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() {
+        written.remove();
+    }
+}

@@ -61,7 +61,7 @@ pub fn run(args: McpArgs) -> Result<(), Failure> {
     // Its clients' containers go with the server, and the console's login with it.
     warden_shell::container::remove_own();
     if let Some(file) = login_file {
-        let _ = std::fs::remove_file(file.path);
+        file.remove();
     }
     served.map_err(|e| Failure { status: Failure::FAILED, message: format!("warden: {e}") })
 }
