@@ -55,9 +55,8 @@ fn write_in(folder: &Path, kind: &str, suffix: &str, contents: &str) -> Result<P
 
 /// How long a process waits for another that removes a file under its name.
 const OWN_NAME_PATIENCE: Duration = Duration::from_secs(1);
-/// A staged file is locked a moment after it is made; one unlocked and
-/// younger than this may be one being made.
-const STAGED_GRACE: Duration = Duration::from_secs(10);
+/// How long an empty file nobody holds may be one being made.
+const EMPTY_GRACE: Duration = Duration::from_secs(10);
 
 /// A new file at `path` that holds `contents` and is locked from the moment
 /// it has that name, so that nobody ever finds it there unlocked, or half
@@ -100,8 +99,17 @@ mod unnamed {
         if !Path::new(&unnamed).exists() {
             return Ok(None);
         }
-        // A link never replaces: a file already there is another's.
-        rustix::fs::linkat(CWD, &unnamed, CWD, path, AtFlags::SYMLINK_FOLLOW)?;
+        // A link never replaces: a file already there is another's. Any other
+        // failure (a file system that links no unnamed file) leaves the staged way.
+        match rustix::fs::linkat(CWD, &unnamed, CWD, path, AtFlags::SYMLINK_FOLLOW) {
+            Ok(()) => {}
+            Err(Errno::EXIST) => return Err(Errno::EXIST.into()),
+            Err(_) => return Ok(None),
+        }
+        // What `/proc` linked there must be this very file.
+        if !names(path, &file.metadata()?) {
+            return Err(std::io::Error::other("the file linked there is not the one written"));
+        }
         Ok(Some(file))
     }
 }
@@ -149,17 +157,16 @@ fn is_of_kind(name: &str, kind: &str, suffix: &str) -> bool {
         .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Removes the files `{kind}-{digits}{suffix}` of `folder` that nobody
-/// holds: their processes are gone. So are the staged ones, except those
-/// young enough to be being made.
+/// Removes the files `{kind}-{digits}{suffix}` of `folder`, and their staged
+/// names, that nobody holds: their processes are gone. An empty one stays
+/// while it is young: a staged file is locked a moment after it is made (and
+/// so was a file at its name, by Wardens before this one).
 fn remove_left_by_dead_processes(folder: &Path, kind: &str, suffix: &str) {
     let Ok(entries) = std::fs::read_dir(folder) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if is_of_kind(name, kind, suffix) {
-            remove_unheld(&entry.path(), false, Duration::ZERO);
-        } else if staged::is_staged(name, kind, suffix) {
+        if is_of_kind(name, kind, suffix) || staged::is_staged(name, kind, suffix) {
             remove_unheld(&entry.path(), true, Duration::ZERO);
         }
     }
@@ -168,15 +175,15 @@ fn remove_left_by_dead_processes(folder: &Path, kind: &str, suffix: &str) {
 /// Removes the file at `path` once this process holds it exclusively (so no
 /// living process holds it), waiting up to `patience` for that, and only
 /// while `path` still names it. Every remover holds the file first, so two
-/// never remove by one name a file made since. With `young_stays`, a file
-/// made less than [`STAGED_GRACE`] ago stays: its maker may not have locked
-/// it yet.
-fn remove_unheld(path: &Path, young_stays: bool, patience: Duration) {
+/// never remove by one name a file made since. With `young_empty_stays`, an
+/// empty file made less than [`EMPTY_GRACE`] ago stays: its maker may not
+/// have locked it yet.
+fn remove_unheld(path: &Path, young_empty_stays: bool, patience: Duration) {
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path) else { return };
     let Ok(meta) = file.metadata() else { return };
-    let young = || meta.modified().is_ok_and(|made| made.elapsed().map_or(true, |age| age < STAGED_GRACE));
-    if !meta.is_file() || (young_stays && young()) {
+    let young = || meta.modified().is_ok_and(|made| made.elapsed().map_or(true, |age| age < EMPTY_GRACE));
+    if !meta.is_file() || (young_empty_stays && meta.len() == 0 && young()) {
         return;
     }
     let until = Instant::now() + patience;
@@ -211,8 +218,11 @@ mod tests {
         std::fs::write(at("mcp-4000002.token"), "alive\n").unwrap();
         let living = File::open(at("mcp-4000002.token")).unwrap();
         flock(&living, FlockOperation::LockShared).unwrap();
-        // Never at its name unlocked while its process lives, even empty.
+        // Empty and young: one a Warden before this one was making (it locked it after).
         std::fs::write(at("mcp-4000003.token"), "").unwrap();
+        // Empty and old: left by a process killed.
+        let stale_final = File::create(at("mcp-4000007.token")).unwrap();
+        stale_final.set_modified(std::time::SystemTime::now() - Duration::from_secs(60)).unwrap();
         // Another kind; not a process's.
         for name in ["console-4000004.url", "mcp-40x.token", "mcp-.token", ".mcp-40x.token.0123456789abcdef"] {
             std::fs::write(at(name), "x\n").unwrap();
@@ -225,7 +235,7 @@ mod tests {
         assert_eq!(written.path, at(&format!("mcp-{}.token", std::process::id())));
         let mut left: Vec<String> = std::fs::read_dir(folder.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         left.sort();
-        let mut expected = vec![".mcp-4000005.token.0123456789abcdef", ".mcp-40x.token.0123456789abcdef", "console-4000004.url", "mcp-.token", "mcp-40x.token", "mcp-4000002.token"];
+        let mut expected = vec![".mcp-4000005.token.0123456789abcdef", ".mcp-40x.token.0123456789abcdef", "console-4000004.url", "mcp-.token", "mcp-40x.token", "mcp-4000002.token", "mcp-4000003.token"];
         let own = format!("mcp-{}.token", std::process::id());
         expected.push(&own);
         expected.sort();
@@ -292,6 +302,7 @@ mod tests {
             OwnedFd::from_raw_fd(fan)
         };
         let path = folder.path().to_owned();
+        let final_name = folder.path().join(format!("mcp-{}.token", std::process::id()));
         let writer = std::thread::spawn(move || write_in(&path, "mcp", ".token", "t\n").map(|w| w.path.clone()));
         let (mut opened, mut unlocked_at_its_name) = (0, 0);
         while !writer.is_finished() {
@@ -307,7 +318,8 @@ mod tests {
             // SAFETY: the event's descriptor is this test's to close.
             let file = File::from(unsafe { OwnedFd::from_raw_fd(event.fd) });
             opened += 1;
-            if file.metadata().unwrap().nlink() > 0 && flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            let at_its_name = std::fs::read_link(format!("/proc/self/fd/{}", event.fd)).is_ok_and(|p| p == final_name);
+            if at_its_name && flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
                 unlocked_at_its_name += 1;
                 flock(&file, FlockOperation::Unlock).unwrap();
             }
