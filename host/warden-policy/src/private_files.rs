@@ -96,11 +96,9 @@ mod unnamed {
         };
         let file = lock_and_fill(File::from(fd), contents)?;
         let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
-        if !Path::new(&unnamed).exists() {
-            return Ok(None);
-        }
         // A link never replaces: a file already there is another's. Any other
-        // failure (a file system that links no unnamed file) leaves the staged way.
+        // failure (no `/proc`, a file system that links no unnamed file) leaves
+        // the staged way.
         match rustix::fs::linkat(CWD, &unnamed, CWD, path, AtFlags::SYMLINK_FOLLOW) {
             Ok(()) => {}
             Err(Errno::EXIST) => return Err(Errno::EXIST.into()),
