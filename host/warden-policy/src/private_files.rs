@@ -95,6 +95,8 @@ mod unnamed {
             Err(e) => return Err(e.into()),
         };
         let file = lock_and_fill(File::from(fd), contents)?;
+        // Read before it has a name: nothing can fail between the link and its check.
+        let written = file.metadata()?;
         let unnamed = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
         // A link never replaces: a file already there is another's. Any other
         // failure (no `/proc`, a file system that links no unnamed file) leaves
@@ -105,7 +107,7 @@ mod unnamed {
             Err(_) => return Ok(None),
         }
         // What `/proc` linked there must be this very file.
-        if !names(path, &file.metadata()?) {
+        if !names(path, &written) {
             return Err(std::io::Error::other("the file linked there is not the one written"));
         }
         Ok(Some(file))
