@@ -286,6 +286,43 @@ fn under_landlock_ctrl_c_to_wardens_group_ends_the_command_too() {
 }
 
 #[test]
+fn under_landlock_a_killed_wardens_temporary_folder_is_removed_by_a_later_command() {
+    let f = Fixture::new();
+    let policy = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: { backend: landlock }\n");
+    f.file("policy.yaml", &policy);
+    // A private folder of this test's own, so that no other test's command sweeps or adds there.
+    let runtime = tempfile::tempdir().unwrap();
+    let own = [("XDG_RUNTIME_DIR", runtime.path().to_str().unwrap())];
+    let mut warden = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["exec", "--policy", f.path("policy.yaml").to_str().unwrap(), "--", "/bin/sh", "-c"])
+        .arg("head -c 1048576 /dev/zero > \"$TMPDIR/part\" && mv \"$TMPDIR/part\" \"$TMPDIR/left\"; sleep 30")
+        .envs(own)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let left = || std::fs::read_dir(runtime.path().join("warden")).ok()?.flatten().map(|e| e.path().join("left")).find(|left| left.exists());
+    let started = std::time::Instant::now();
+    let left = loop {
+        match left() {
+            Some(left) => break left,
+            None if started.elapsed() < std::time::Duration::from_secs(20) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            None => panic!("the command wrote no file in its TMPDIR"),
+        }
+    };
+    let tmp = left.parent().unwrap().to_owned();
+    assert!(tmp.file_name().unwrap().to_str().unwrap().starts_with("cmd-"), "{}", tmp.display());
+    warden.kill().unwrap();
+    warden.wait().unwrap();
+    assert_eq!(std::fs::metadata(&left).unwrap().len(), 1 << 20, "left behind by the killed Warden");
+    // A folder changed in the last 10 s may be one whose Warden has not locked it yet.
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::open(&tmp).unwrap().set_modified(minute_ago).unwrap();
+    let r = exec(&f, &own, &["--", "/bin/true"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert!(!tmp.exists(), "{} is still there", tmp.display());
+}
+
+#[test]
 fn check_says_the_suffix_rules_and_size_caps_do_not_hold_for_shell_commands() {
     let f = Fixture::new();
     let with_shell = std::fs::read_to_string(f.path("policy.yaml")).unwrap().replace("sandbox:\n", "sandbox:\n  shell: {}\n");

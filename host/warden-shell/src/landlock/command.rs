@@ -14,6 +14,7 @@ use super::layout::{list_folder, Access, Grant, Layout, MountRules};
 use super::netns::{private_network, Maps};
 use super::reaper::{announce, Reaper};
 use super::ruleset::{confine, prepare, Prepared, Tcp};
+use super::scratch::Scratch;
 use super::Abi;
 use crate::error::ShellError;
 use crate::plan::{ExecPlan, SYSTEM_READ};
@@ -33,7 +34,7 @@ pub struct Confinement {
     /// Where the child tells how far its confinement went (one byte, a
     /// [`Step`]), so that a failure is not taken for the program's own.
     failure: (OwnedFd, OwnedFd),
-    pub tmp: tempfile::TempDir,
+    pub tmp: Scratch,
     /// What kills the command's group if Warden ends first: started before
     /// the command, which tells it its group; the caller keeps it with the group.
     pub reaper: Option<Reaper>,
@@ -99,10 +100,7 @@ pub fn command(plan: &ExecPlan, shield: &Shield, abi: Abi, argv: &[OsString], cw
             "allow_unix_sockets under Landlock ABI {abi} would reach every Unix socket of this host (ABI 9 covers them)"
         )));
     }
-    let tmp = tempfile::Builder::new()
-        .prefix("cmd-")
-        .tempdir_in(warden_policy::private_folder().map_err(ShellError::Policy)?)
-        .map_err(ShellError::Spawn)?;
+    let tmp = Scratch::new(&warden_policy::private_folder().map_err(ShellError::Policy)?).map_err(ShellError::Spawn)?;
     let layout = layout(plan, shield, tmp.path()).map_err(ShellError::Spawn)?;
     let ruleset = prepare(&layout, abi, tcp).map_err(refuse)?;
     let filter = crate::seccomp::filter_with(plan.allow_unix_sockets, internet, true).map_err(|e| ShellError::Policy(format!("seccomp filter: {e}")))?;

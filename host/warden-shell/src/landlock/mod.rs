@@ -7,9 +7,11 @@ mod layout;
 mod netns;
 mod reaper;
 mod ruleset;
+mod scratch;
 
 pub use abi::{abi, errata_fixed, Abi, ERRATUM_DISCONNECTED_DIRECTORIES};
 pub use layout::{Access, Entry, EntryKind, Grant, Layout, MountRules};
 pub use command::{command, layout, Confinement, Step};
 pub use reaper::{announce, Reaper};
+pub use scratch::Scratch;
 pub use ruleset::{confine, enter, prepare, Prepared, Tcp, LEAST_ABI};
