@@ -6,6 +6,7 @@ mod command;
 mod layout;
 mod netns;
 mod reaper;
+mod remove_tree;
 mod ruleset;
 mod scratch;
 
