@@ -12,6 +12,7 @@ use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{flock, FlockOperation};
 
@@ -19,6 +20,8 @@ use super::remove_tree::remove_tree;
 
 const PREFIX: &str = "cmd-";
 const SWEEP_LOCK: &str = "cmd.lock";
+const PATIENCE: Duration = Duration::from_secs(2);
+const RETRY: Duration = Duration::from_millis(10);
 
 pub struct Scratch {
     path: PathBuf,
@@ -36,11 +39,12 @@ impl Scratch {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(private.join(SWEEP_LOCK))?;
-        flock(&sweeping, FlockOperation::LockExclusive)?;
-        sweep_holding_the_lock(private);
+        let swept = wait_for(&sweeping);
+        if swept {
+            sweep_holding_the_lock(private);
+        }
         let path = tempfile::Builder::new().prefix(PREFIX).tempdir_in(private)?.keep();
-        let lock = open_folder(&path).and_then(|folder| Ok(flock(&folder, FlockOperation::NonBlockingLockShared).map(|()| folder)?));
-        match lock {
+        match lock_made(&path) {
             Ok(lock) => Ok(Scratch { path, lock: Some(lock) }),
             Err(e) => {
                 let _ = remove(&path);
@@ -60,6 +64,33 @@ impl Drop for Scratch {
         let _ = remove(&self.path);
         self.lock = None;
     }
+}
+
+/// Takes the sweep lock, unless another process keeps it for [`PATIENCE`]
+/// (stopped in the middle, or removing a large tree): a command is not held
+/// up for long by another's, and makes its folder without a sweep then.
+fn wait_for(sweeping: &File) -> bool {
+    let started = Instant::now();
+    loop {
+        match flock(sweeping, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return true,
+            Err(rustix::io::Errno::WOULDBLOCK | rustix::io::Errno::INTR) if started.elapsed() < PATIENCE => std::thread::sleep(RETRY),
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The folder just made at `path`, locked, if it is still there: made
+/// without the sweep lock, a sweep may have removed it before the lock.
+fn lock_made(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let folder = open_folder(path)?;
+    flock(&folder, FlockOperation::NonBlockingLockShared)?;
+    let (held, named) = (folder.metadata()?, std::fs::symlink_metadata(path)?);
+    if (held.dev(), held.ino()) != (named.dev(), named.ino()) {
+        return Err(std::io::Error::other("the command's temporary folder was replaced before it was locked"));
+    }
+    Ok(folder)
 }
 
 /// Removes every `cmd-*` folder in `private` that nobody holds.
@@ -136,6 +167,21 @@ mod tests {
         let others = other.join().unwrap().unwrap();
         assert!(made.is_dir(), "swept before its maker could lock it");
         assert!(!others.exists(), "the other's own folder went with its Scratch");
+    }
+
+    #[test]
+    fn a_sweep_lock_kept_by_a_stopped_warden_holds_a_command_up_two_seconds_at_most() {
+        let private = tempfile::tempdir().unwrap();
+        let stopped = File::options().read(true).write(true).create(true).truncate(false).open(private.path().join(SWEEP_LOCK)).unwrap();
+        flock(&stopped, FlockOperation::LockExclusive).unwrap();
+        let left = private.path().join("cmd-left");
+        std::fs::create_dir(&left).unwrap();
+        let started = Instant::now();
+        let scratch = Scratch::new(private.path()).unwrap();
+        let waited = started.elapsed();
+        assert!(scratch.path().is_dir());
+        assert!(left.is_dir(), "no sweep without the lock");
+        assert!((PATIENCE..PATIENCE * 5).contains(&waited), "waited {waited:?}");
     }
 
     #[test]
