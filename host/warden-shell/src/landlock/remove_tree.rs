@@ -19,22 +19,25 @@ pub fn remove_tree(parent: &Path, name: &OsStr) -> std::io::Result<()> {
     let top = CString::new(name.as_bytes()).map_err(|_| Errno::INVAL)?;
     let parent = rustix::fs::open(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     let mut current = open_folder(&parent, &top)?;
-    // The folders above `current`, nearest last, each with the name it has in the one before.
-    let mut above: Vec<(Identity, CString)> = Vec::new();
+    // The folders above `current`, nearest last: each one's identity, the
+    // name of the one below it there, and where to read on in it after.
+    let mut above: Vec<(Identity, CString, i64)> = Vec::new();
     let mut parent_id = identity(&parent)?;
     let mut name = top;
+    // Where to read on in `current`: what comes before is removed already,
+    // and read again it would cost a large folder's emptied blocks each time.
+    let mut from = 0;
     loop {
-        match first_folder_after_emptying(&current)? {
-            Some(child) => {
+        match first_folder_after_emptying(&current, from)? {
+            Some((child, after)) => {
                 let opened = open_folder(&current, &child)?;
-                above.push((parent_id, name));
+                above.push((parent_id, name, after));
                 parent_id = identity(&current)?;
-                name = child;
-                current = opened;
+                (current, name, from) = (opened, child, 0);
             }
             None => {
                 let here = identity(&current)?;
-                let Some((grand_id, parent_name)) = above.pop() else {
+                let Some((grand_id, parent_name, after)) = above.pop() else {
                     drop(current);
                     return remove_if_same(&parent, &name, here);
                 };
@@ -43,7 +46,7 @@ pub fn remove_tree(parent: &Path, name: &OsStr) -> std::io::Result<()> {
                     return Err(std::io::Error::other("a folder was moved while it was being removed"));
                 }
                 remove_if_same(&up, &name, here)?;
-                (current, parent_id, name) = (up, grand_id, parent_name);
+                (current, parent_id, name, from) = (up, grand_id, parent_name, after);
             }
         }
     }
@@ -56,10 +59,14 @@ fn identity(fd: impl AsFd) -> std::io::Result<Identity> {
     Ok((stat.st_dev, stat.st_ino))
 }
 
-/// Removes every entry of `folder` but the folders that are not empty, and
-/// names the first of those.
-fn first_folder_after_emptying(folder: &OwnedFd) -> std::io::Result<Option<CString>> {
-    for entry in rustix::fs::Dir::read_from(folder)? {
+/// Removes every entry of `folder` from position `from` on but the folders
+/// that are not empty, and names the first of those, with the position after it.
+fn first_folder_after_emptying(folder: &OwnedFd, from: i64) -> std::io::Result<Option<(CString, i64)>> {
+    let mut entries = rustix::fs::Dir::read_from(folder)?;
+    if from != 0 {
+        entries.seek(from)?;
+    }
+    for entry in entries {
         let entry = entry?;
         let name = entry.file_name();
         if name == c"." || name == c".." {
@@ -72,7 +79,7 @@ fn first_folder_after_emptying(folder: &OwnedFd) -> std::io::Result<Option<CStri
         }
         match rustix::fs::unlinkat(folder, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => {}
-            Err(Errno::NOTEMPTY | Errno::EXIST | Errno::ACCESS | Errno::PERM) => return Ok(Some(name.to_owned())),
+            Err(Errno::NOTEMPTY | Errno::EXIST | Errno::ACCESS | Errno::PERM) => return Ok(Some((name.to_owned(), entry.offset()))),
             Err(e) => return Err(e.into()),
         }
     }

@@ -7,6 +7,8 @@
 //! Making a folder and locking it happen under `cmd.lock`, which a sweep
 //! holds too: an unlocked folder a sweep finds is never one being made, so
 //! no clock or grace period decides (a command can set its folder's times).
+//! Under that lock the sweep only renames what it finds (`gone-*`, kept
+//! locked); it removes them after giving the lock back.
 
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
@@ -20,6 +22,8 @@ use super::remove_tree::remove_tree;
 
 const PREFIX: &str = "cmd-";
 const SWEEP_LOCK: &str = "cmd.lock";
+/// Put before the name of a folder set aside to be removed.
+const GONE: &str = "gone-";
 const PATIENCE: Duration = Duration::from_secs(2);
 const RETRY: Duration = Duration::from_millis(10);
 
@@ -39,12 +43,15 @@ impl Scratch {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(private.join(SWEEP_LOCK))?;
-        let swept = wait_for(&sweeping);
-        if swept {
-            sweep_holding_the_lock(private);
-        }
+        let left = if wait_for(&sweeping) { set_aside_holding_the_lock(private) } else { Vec::new() };
         let path = tempfile::Builder::new().prefix(PREFIX).tempdir_in(private)?.keep();
-        match lock_made(&path) {
+        let made = lock_made(&path);
+        drop(sweeping);
+        // Removed with the sweep lock given back: a large tree holds up this command alone.
+        for (_held, gone) in left {
+            let _ = remove(&gone);
+        }
+        match made {
             Ok(lock) => Ok(Scratch { path, lock: Some(lock) }),
             Err(e) => {
                 let _ = remove(&path);
@@ -93,19 +100,35 @@ fn lock_made(path: &Path) -> std::io::Result<File> {
     Ok(folder)
 }
 
-/// Removes every `cmd-*` folder in `private` that nobody holds.
-fn sweep_holding_the_lock(private: &Path) {
-    let Ok(entries) = std::fs::read_dir(private) else { return };
+/// Every `cmd-*` folder in `private` that nobody holds, renamed `gone-*`,
+/// and every `gone-*` folder nobody holds (its sweeper killed): each locked,
+/// to be removed once the sweep lock is given back.
+fn set_aside_holding_the_lock(private: &Path) -> Vec<(File, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(private) else { return Vec::new() };
+    let mut left = Vec::new();
     for entry in entries.flatten() {
-        if !entry.file_name().as_bytes().starts_with(PREFIX.as_bytes()) {
+        let name = entry.file_name();
+        let (made, gone) = (name.as_bytes().starts_with(PREFIX.as_bytes()), name.as_bytes().starts_with(GONE.as_bytes()));
+        if !made && !gone {
             continue;
         }
         let path = entry.path();
         let Ok(folder) = open_folder(&path) else { continue };
-        if flock(&folder, FlockOperation::NonBlockingLockExclusive).is_ok() {
-            let _ = remove(&path);
+        if flock(&folder, FlockOperation::NonBlockingLockExclusive).is_err() {
+            continue;
+        }
+        if gone {
+            left.push((folder, path));
+            continue;
+        }
+        let mut renamed = std::ffi::OsString::from(GONE);
+        renamed.push(&name);
+        let renamed = path.with_file_name(renamed);
+        if std::fs::rename(&path, &renamed).is_ok() {
+            left.push((folder, renamed));
         }
     }
+    left
 }
 
 fn remove(path: &Path) -> std::io::Result<()> {
@@ -130,9 +153,14 @@ mod tests {
         let left = private.path().join("cmd-left");
         std::fs::create_dir_all(left.join("deep/er")).unwrap();
         std::fs::write(left.join("deep/er/big"), vec![7u8; 4096]).unwrap();
+        let half_removed = private.path().join("gone-cmd-sweeper-killed");
+        std::fs::create_dir_all(half_removed.join("rest")).unwrap();
         let scratch = Scratch::new(private.path()).unwrap();
         assert!(!left.exists(), "an unlocked folder is removed");
+        assert!(!half_removed.exists(), "so is one a killed sweeper left");
         assert!(scratch.path().is_dir());
+        let names: Vec<_> = std::fs::read_dir(private.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}: cmd.lock and the new folder");
     }
 
     #[test]
