@@ -327,7 +327,7 @@ fn marked(file: &File) -> bool {
 }
 
 /// Whether `path` still names the file `meta` was read from.
-fn names(path: &Path, meta: &std::fs::Metadata) -> bool {
+pub(crate) fn names(path: &Path, meta: &std::fs::Metadata) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|now| now.dev() == meta.dev() && now.ino() == meta.ino())
 }
 

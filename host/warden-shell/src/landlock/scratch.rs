@@ -29,7 +29,8 @@ const RETRY: Duration = Duration::from_millis(10);
 
 pub struct Scratch {
     path: PathBuf,
-    lock: Option<File>,
+    /// Dropped after `drop` has removed the folder, so that no sweep takes it first.
+    _lock: File,
 }
 
 impl Scratch {
@@ -52,7 +53,7 @@ impl Scratch {
             let _ = remove(&gone);
         }
         match made {
-            Ok(lock) => Ok(Scratch { path, lock: Some(lock) }),
+            Ok(lock) => Ok(Scratch { path, _lock: lock }),
             Err(e) => {
                 let _ = remove(&path);
                 Err(e)
@@ -69,7 +70,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         // Removed while still locked; what cannot be removed now, a later sweep tries again.
         let _ = remove(&self.path);
-        self.lock = None;
     }
 }
 
@@ -90,11 +90,9 @@ fn wait_for(sweeping: &File) -> bool {
 /// The folder just made at `path`, locked, if it is still there: made
 /// without the sweep lock, a sweep may have removed it before the lock.
 fn lock_made(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::MetadataExt;
     let folder = open_folder(path)?;
     flock(&folder, FlockOperation::NonBlockingLockShared)?;
-    let (held, named) = (folder.metadata()?, std::fs::symlink_metadata(path)?);
-    if (held.dev(), held.ino()) != (named.dev(), named.ino()) {
+    if !crate::placeholders::names(path, &folder.metadata()?) {
         return Err(std::io::Error::other("the command's temporary folder was replaced before it was locked"));
     }
     Ok(folder)
@@ -147,6 +145,13 @@ fn open_folder(path: &Path) -> std::io::Result<File> {
 mod tests {
     use super::*;
 
+    /// The sweep lock, as another Warden holds it.
+    fn hold_sweep_lock(private: &Path) -> File {
+        let lock = File::options().read(true).write(true).create(true).truncate(false).open(private.join(SWEEP_LOCK)).unwrap();
+        flock(&lock, FlockOperation::LockExclusive).unwrap();
+        lock
+    }
+
     #[test]
     fn a_killed_wardens_folder_goes_with_what_its_command_left() {
         let private = tempfile::tempdir().unwrap();
@@ -179,15 +184,18 @@ mod tests {
     fn a_folder_being_made_is_not_swept_before_its_maker_locks_it() {
         let private = tempfile::tempdir().unwrap();
         // Another Warden between its mkdtemp and its lock holds the sweep lock.
-        let maker = File::options().read(true).write(true).create(true).truncate(false).open(private.path().join(SWEEP_LOCK)).unwrap();
-        flock(&maker, FlockOperation::LockExclusive).unwrap();
+        let maker = hold_sweep_lock(private.path());
         let made = private.path().join("cmd-being-made");
         std::fs::create_dir(&made).unwrap();
         let other = {
             let private = private.path().to_owned();
             std::thread::spawn(move || Scratch::new(&private).map(|s| s.path().to_owned()))
         };
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Without the sweep lock the other sweeps at once; give it a second to.
+        let started = Instant::now();
+        while !other.is_finished() && started.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(RETRY);
+        }
         assert!(!other.is_finished(), "the other Warden waits for the sweep lock");
         let held = open_folder(&made).unwrap();
         flock(&held, FlockOperation::LockShared).unwrap();
@@ -200,8 +208,7 @@ mod tests {
     #[test]
     fn a_sweep_lock_kept_by_a_stopped_warden_holds_a_command_up_two_seconds_at_most() {
         let private = tempfile::tempdir().unwrap();
-        let stopped = File::options().read(true).write(true).create(true).truncate(false).open(private.path().join(SWEEP_LOCK)).unwrap();
-        flock(&stopped, FlockOperation::LockExclusive).unwrap();
+        let _stopped = hold_sweep_lock(private.path());
         let left = private.path().join("cmd-left");
         std::fs::create_dir(&left).unwrap();
         let started = Instant::now();
