@@ -11,7 +11,10 @@
 # warden-full is linked with packed relative relocations (`-z pack-relative-relocs`,
 # DT_RELR): its 42,000 relocation entries (1 MB) become 11 KB, and a `warden run`
 # takes 0.94-0.96x the time; it stays position-independent. The front, with a
-# seventh of those entries, gained nothing measurable and is left as it is.
+# seventh of those entries, gained nothing measurable and is left as it is. Only
+# glibc 2.36 and later applies packed relocations (the linker then makes the
+# program require GLIBC_ABI_DT_RELR, which an older one lacks and refuses to start):
+# with an older C library, warden-full is linked without them.
 #
 #   bash host/warden/build.sh [--release] [cargo options, e.g. --quiet]
 #
@@ -29,7 +32,15 @@ if [ "${1:-}" = --release ]; then
     shift
 fi
 cargo=(--locked --manifest-path "$repo/Cargo.toml" -p warden "${profile[@]}" "$@")
-cargo rustc "${cargo[@]}" --bin warden-full -- -C link-arg=-Wl,-z,pack-relative-relocs
+# `getconf GNU_LIBC_VERSION` prints e.g. "glibc 2.36"; another C library prints nothing.
+read -r _ glibc < <(getconf GNU_LIBC_VERSION 2>/dev/null) || true
+glibc_major=${glibc%%.*} glibc_minor=${glibc#*.}
+glibc_minor=${glibc_minor%%.*}
+packed=()
+if [[ $glibc_major =~ ^[0-9]+$ && $glibc_minor =~ ^[0-9]+$ ]] && ((glibc_major > 2 || (glibc_major == 2 && glibc_minor >= 36))); then
+    packed=(-C link-arg=-Wl,-z,pack-relative-relocs)
+fi
+cargo rustc "${cargo[@]}" --bin warden-full -- "${packed[@]}"
 cargo rustc "${cargo[@]}" --bin warden -- -C target-feature=+crt-static
 
 front="${CARGO_TARGET_DIR:-$repo/target}/$dir/warden"
@@ -41,7 +52,7 @@ if [[ $headers == *INTERP* || $headers != *"DYN (Position-Independent"* ]]; then
     exit 1
 fi
 sections=$(readelf --section-headers --wide "$front-full")
-if [[ $sections != *" .relr.dyn "* ]]; then
+if ((${#packed[@]})) && [[ $sections != *" .relr.dyn "* ]]; then
     echo "host/warden/build.sh: $front-full has no packed relocations (.relr.dyn)" >&2
     exit 1
 fi
