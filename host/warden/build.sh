@@ -14,7 +14,8 @@
 # seventh of those entries, gained nothing measurable and is left as it is. Only
 # glibc 2.36 and later applies packed relocations (the linker then makes the
 # program require GLIBC_ABI_DT_RELR, which an older one lacks and refuses to start):
-# with an older C library, warden-full is linked without them.
+# where the build host's C library is older, warden-full is linked without them (and
+# a warden-full built here needs glibc 2.36 or later where it runs).
 #
 #   bash host/warden/build.sh [--release] [cargo options, e.g. --quiet]
 #
@@ -32,8 +33,10 @@ if [ "${1:-}" = --release ]; then
     shift
 fi
 cargo=(--locked --manifest-path "$repo/Cargo.toml" -p warden "${profile[@]}" "$@")
-# `getconf GNU_LIBC_VERSION` prints e.g. "glibc 2.36"; another C library prints nothing.
-read -r _ glibc < <(getconf GNU_LIBC_VERSION 2>/dev/null) || true
+# The build host's glibc, as `getconf GNU_LIBC_VERSION` prints it ("glibc 2.36"); with
+# another C library getconf fails, inside the `||` so that the ERR trap stays quiet.
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || true)
+glibc=${glibc#glibc }
 glibc_major=${glibc%%.*} glibc_minor=${glibc#*.}
 glibc_minor=${glibc_minor%%.*}
 packed=()

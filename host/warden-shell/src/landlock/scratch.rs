@@ -191,9 +191,9 @@ mod tests {
             let private = private.path().to_owned();
             std::thread::spawn(move || Scratch::new(&private).map(|s| s.path().to_owned()))
         };
-        // Without the sweep lock the other sweeps at once; give it a second to.
+        // Without the sweep lock the other sweeps at once; it is given half its patience to.
         let started = Instant::now();
-        while !other.is_finished() && started.elapsed() < Duration::from_secs(1) {
+        while !other.is_finished() && started.elapsed() < PATIENCE / 2 {
             std::thread::sleep(RETRY);
         }
         assert!(!other.is_finished(), "the other Warden waits for the sweep lock");
