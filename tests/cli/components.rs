@@ -1,6 +1,5 @@
 //! `warden run`, `call`, `tools` and `compile` as a contract: outputs, messages, exit statuses.
 
-use std::path::PathBuf;
 
 use super::{repo, warden, Fixture, Run};
 
@@ -165,8 +164,10 @@ fn compile_fills_the_cache_once() {
     assert!(first.stdout.ends_with(&format!(": Command (Compiled), cache {dir}\n")), "{}", first.stdout);
     let second = warden(&["compile", "--cache-dir", dir, &g], "");
     assert!(second.stdout.contains(": Command (Hit)"), "{}", second.stdout);
-    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(files.len(), 1);
+    let mut files: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files[0].ends_with(".v3.blake3") && files[1].ends_with(".v3.cwasm"), "the code and its digest: {files:?}");
 }
 
 #[test]

@@ -98,7 +98,7 @@ fn a_corrupted_cache_file_is_recompiled_not_run() {
     let runtime = Runtime::new(options.clone()).unwrap();
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Compiled);
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Hit);
-    let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
+    let file = cached_code(cache.path());
     let mut bytes = std::fs::read(&file).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
@@ -108,6 +108,48 @@ fn a_corrupted_cache_file_is_recompiled_not_run() {
     let (outcome, _) = run(&runtime, "wc.wasm", &RunConfig::default(), &[]);
     assert_eq!(outcome.exit_code, 0);
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Hit);
+}
+
+/// The one compiled component in `cache` (its digest lies beside it).
+fn cached_code(cache: &std::path::Path) -> std::path::PathBuf {
+    let mut code = std::fs::read_dir(cache).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_str().is_some_and(|p| p.ends_with(".v3.cwasm")));
+    let file = code.next().expect("a .v3.cwasm file");
+    assert!(code.next().is_none(), "one .v3.cwasm file");
+    file
+}
+
+/// hello.wasm compiled into a new cache folder: the folder, the runtime, and the code's file.
+fn hello_cached() -> (tempfile::TempDir, Runtime, std::path::PathBuf) {
+    let cache = tempfile::tempdir().unwrap();
+    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: false };
+    let runtime = Runtime::new(options).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Compiled);
+    let file = cached_code(cache.path());
+    (cache, runtime, file)
+}
+
+#[test]
+fn a_cache_file_without_its_digest_is_recompiled_not_run() {
+    let (_cache, runtime, file) = hello_cached();
+    std::fs::remove_file(file.with_extension("blake3")).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Hit);
+    // An empty file with the empty file's digest is not code either.
+    std::fs::write(&file, b"").unwrap();
+    std::fs::write(file.with_extension("blake3"), blake3::hash(b"").as_bytes()).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
+}
+
+#[test]
+fn a_cache_file_that_is_a_link_is_not_followed() {
+    let (_cache, runtime, file) = hello_cached();
+    let elsewhere = tempfile::tempdir().unwrap();
+    // The very code, with its digest still beside the link: only the link is wrong.
+    let moved = elsewhere.path().join("hello.cwasm");
+    std::fs::rename(&file, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &file).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_file(), "the link was replaced by a file");
 }
 
 #[test]
@@ -138,7 +180,7 @@ fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
     std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Untrusted);
     assert_eq!(runtime.load_file(&guest("wc.wasm")).unwrap().cache, CacheOutcome::Untrusted);
-    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1, "nothing is stored in an untrusted folder");
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 2, "nothing is stored in an untrusted folder (one component, one digest)");
     std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Hit);
     // A link to a folder is not the folder.
@@ -150,18 +192,12 @@ fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
 
 #[test]
 fn a_foreign_cache_file_is_recompiled() {
-    let cache = tempfile::tempdir().unwrap();
-    let options = RuntimeOptions { cache_dir: Some(cache.path().to_owned()), max_concurrent: 4, pooled: true };
-    let runtime = Runtime::new(options).unwrap();
-    runtime.load_file(&guest("hello.wasm")).unwrap();
-    let file = std::fs::read_dir(cache.path()).unwrap().next().unwrap().unwrap().path();
+    let (_cache, runtime, file) = hello_cached();
     // A well-formed cache file (its digest matches) whose code no engine of
     // ours produced: wasmtime's own check refuses it, and the cache compiles.
-    let mut foreign = b"warden-cwasm-v2\n".to_vec();
-    let code = b"\x7fELF not code from this engine".to_vec();
-    foreign.extend_from_slice(blake3::hash(&code).as_bytes());
-    foreign.extend_from_slice(&code);
-    std::fs::write(&file, foreign).unwrap();
+    let code = b"\x7fELF not code from this engine";
+    std::fs::write(&file, code).unwrap();
+    std::fs::write(file.with_extension("blake3"), blake3::hash(code).as_bytes()).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
 }
 

@@ -10,5 +10,6 @@ fn main() -> ExitCode {
     let bridge = Bridge::serve_or_offer(&args, std::env::current_exe().ok().as_deref());
     // Nothing this program was started with reaches a command it runs.
     warden_shell::close_inherited_descriptors_on_exec();
+    warden_cli::ends_after_one_command();
     ExitCode::from(warden_cli::run(args, bridge))
 }

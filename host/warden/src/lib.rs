@@ -87,6 +87,19 @@ fn parse_exec_only(args: &[OsString]) -> Option<cli::ExecArgs> {
     cli::ExecArgs::from_arg_matches(matches.subcommand_matches("exec")?).ok()
 }
 
+static ENDS_AFTER_ONE_COMMAND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For a program that exits once [`run`] returns (not a host that runs
+/// commands in its own process, as the Python package does): a one-shot
+/// command then leaves what it made to the process's end.
+pub fn ends_after_one_command() {
+    ENDS_AFTER_ONE_COMMAND.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn process_ends_after_this_command() -> bool {
+    ENDS_AFTER_ONE_COMMAND.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the command line `args` (the program's name first) and returns the
 /// exit status. Help and usage errors print and end the process, as clap does.
 pub fn run(args: Vec<OsString>, bridge: Option<Bridge>) -> u8 {

@@ -29,8 +29,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     config.stderr = Sink::Stderr;
     let loaded = load(&runtime, &args.component, &args.oci, &args.sandbox.cache, args.sandbox.policy.as_deref())?;
     let outcome = runtime.run(&loaded, &config).map_err(run_failure)?;
+    let cache = loaded.cache;
+    leave_to_exit(runtime, loaded);
     if args.sandbox.stats {
-        print_stats(&outcome.report, &format!("{:?}", loaded.cache));
+        print_stats(&outcome.report, &format!("{cache:?}"));
     }
     match outcome.exit_code {
         0 => Ok(()),
@@ -62,13 +64,15 @@ pub fn call(args: CallArgs) -> Result<(), Failure> {
         }
     }
     .map_err(run_failure)?;
+    let cache = loaded.cache;
+    leave_to_exit(runtime, loaded);
     let report = &outcome.report;
     std::io::stderr().write_all(&report.stderr)?;
     for line in &report.logs {
         eprintln!("[{}] {}", line.level, line.message);
     }
     if args.sandbox.stats {
-        print_stats(report, &format!("{:?}", loaded.cache));
+        print_stats(report, &format!("{cache:?}"));
     }
     match outcome.result {
         Ok(output) => {
@@ -114,6 +118,16 @@ pub fn compile(component: &std::path::Path, cache: &CacheArgs, oci: &OciArgs) ->
 fn runtime(cache: &CacheArgs) -> Result<Runtime, Failure> {
     let cache_dir = if cache.no_cache { None } else { cache.cache_dir.clone().or_else(warden_wasm::default_cache_dir) };
     Runtime::new(RuntimeOptions { cache_dir, max_concurrent: 4, pooled: false }).map_err(run_failure)
+}
+
+/// In a program that ends with this command, the runtime and the component
+/// are left to the process's end, which unmaps everything at once: dropping
+/// them would unmap their code and take their unwind tables back one by one,
+/// only to exit. (Neither holds a file to flush or a process to wait for.)
+fn leave_to_exit(runtime: Runtime, loaded: Loaded) {
+    if crate::process_ends_after_this_command() {
+        std::mem::forget((runtime, loaded));
+    }
 }
 
 /// A component file, or one pulled from its registry (checked, and cached).
