@@ -17,9 +17,11 @@
 //! into memory and copying it into fresh pages were most of a Python tool's
 //! start. (Only this user's programs outside Warden could change such a file
 //! while it is mapped, or truncate it, which would end the process.) Any other
-//! folder (`--cache-dir`) could be mounted by a policy, and a file written in
-//! place after its check would change the code wasmtime runs: there the file
-//! is read into memory, checked, and wasmtime is given a copy.
+//! folder (`--cache-dir`, or the default one given as a relative path or with
+//! a link on its way, which that check could miss) could be mounted by a
+//! policy, and a file written in place after its check would change the code
+//! wasmtime runs: there the file is read into memory, checked, and wasmtime is
+//! given a copy.
 //!
 //! The digest proves the file whole, not who wrote it: a folder another user
 //! can write (a shared `--cache-dir`) could hold their native code with a
@@ -44,6 +46,9 @@ const DIGEST: &str = "blake3";
 /// starting the threads would cost more than they save.
 const HASHED_IN_PARALLEL_FROM: usize = 4 << 20;
 const DIGEST_LEN: usize = 32;
+/// A cached file larger than this (a Python tool's code is 40 MB) is compiled
+/// again rather than read or mapped whole.
+const MAX_CODE_LEN: u64 = 1 << 30;
 
 pub struct CompileCache {
     dir: PathBuf,
@@ -69,7 +74,7 @@ impl CompileCache {
     pub fn new(dir: PathBuf, engine: &Engine) -> CompileCache {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let mapped = warden_policy::compile_cache_folder().is_some_and(|default| default == dir);
+        let mapped = unmountable(&dir, warden_policy::compile_cache_folder().as_deref());
         CompileCache { dir, engine_key: format!("{:016x}", hasher.finish()), mapped }
     }
 
@@ -136,9 +141,20 @@ impl CompileCache {
     }
 }
 
+/// Whether no policy can mount `dir`: it is `default`, the folder
+/// `warden_policy::host_exposing` refuses, spelled as that check spells it
+/// (absolute, which it requires), with no link on the way (which it could
+/// miss while the folder did not exist yet). Anything else is copied.
+fn unmountable(dir: &Path, default: Option<&Path>) -> bool {
+    dir.is_absolute() && default == Some(dir) && dir.canonicalize().is_ok_and(|real| real == dir)
+}
+
 /// The BLAKE3 digest of `bytes`.
 fn digest(bytes: &[u8]) -> blake3::Hash {
-    if bytes.len() < HASHED_IN_PARALLEL_FROM {
+    // Rayon's threads do not survive a fork: a child of the process that
+    // started them (the Python package's forks) hashes on one thread.
+    static POOL_OWNER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    if bytes.len() < HASHED_IN_PARALLEL_FROM || *POOL_OWNER.get_or_init(std::process::id) != std::process::id() {
         return blake3::hash(bytes);
     }
     blake3::Hasher::new().update_rayon(bytes).finalize()
@@ -200,14 +216,15 @@ impl Verified {
 
     fn check(mut file: File, digest_file: &Path, mapped: bool) -> Option<Verified> {
         use std::io::Read;
-        let identity = Identity::of(&file)?;
+        let identity = Identity::of(&file).filter(|i| i.len <= MAX_CODE_LEN)?;
         let mut expected = Vec::with_capacity(DIGEST_LEN + 1);
         let sidecar = open_plain(digest_file).ok().filter(|f| Identity::of(f).is_some())?;
         sidecar.take(DIGEST_LEN as u64 + 1).read_to_end(&mut expected).ok()?;
         let code = if mapped {
             Code::Mapped(Mapping::of(&file, usize::try_from(identity.len).ok()?)?)
         } else {
-            let mut bytes = Vec::with_capacity(usize::try_from(identity.len).ok()?);
+            let mut bytes = Vec::new();
+            bytes.try_reserve_exact(usize::try_from(identity.len).ok()?).ok()?;
             file.read_to_end(&mut bytes).ok()?;
             Code::Read(bytes)
         };
@@ -216,8 +233,9 @@ impl Verified {
 
     /// The component: wasmtime's own mapping of this very file when it was
     /// mapped (the default folder) and `/proc` is there, else a copy of the
-    /// bytes checked. `None` if wasmtime refuses it, or the file changed
-    /// while it was read.
+    /// bytes checked. `None` if wasmtime refuses it, or (at best: a write of
+    /// the same size within one tick of the clock goes unseen) the file's
+    /// size or times changed while it was loaded.
     fn component(&self, engine: &Engine) -> Option<Component> {
         let same_file = format!("/proc/self/fd/{}", self.file.as_raw_fd());
         let component = if matches!(self.code, Code::Mapped(_)) && Path::new(&same_file).exists() {
@@ -300,6 +318,25 @@ mod tests {
     fn mapped_executable(file: &Path) -> bool {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         maps.lines().any(|l| l.ends_with(file.to_str().unwrap()) && l.split_whitespace().nth(1) == Some("r-xp"))
+    }
+
+    #[test]
+    fn only_the_default_folder_as_policies_see_it_is_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        assert!(unmountable(&real, Some(&real)));
+        assert!(!unmountable(&real, None));
+        assert!(!unmountable(&real, Some(Path::new("/elsewhere"))));
+        // A relative folder, which `host_exposing` does not check.
+        assert!(!unmountable(Path::new("cache"), Some(Path::new("cache"))));
+        // A link on the way, which that check could miss before the folder existed.
+        std::os::unix::fs::symlink(&real, real.join("link")).unwrap();
+        let linked = real.join("link").join("warden");
+        std::fs::create_dir(&linked).unwrap();
+        assert!(!unmountable(&linked, Some(&linked)));
+        // A `..` on the way is not the folder as spelled.
+        let dotted = real.join("link").join("..").join(real.file_name().unwrap());
+        assert!(!unmountable(&dotted, Some(&dotted)));
     }
 
     #[test]

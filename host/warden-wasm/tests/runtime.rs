@@ -150,6 +150,12 @@ fn a_cache_file_that_is_a_link_is_not_followed() {
     std::os::unix::fs::symlink(&moved, &file).unwrap();
     assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
     assert!(std::fs::symlink_metadata(&file).unwrap().is_file(), "the link was replaced by a file");
+    // The same for its digest: the right digest, behind a link.
+    let digest = file.with_extension("blake3");
+    std::fs::rename(&digest, elsewhere.path().join("hello.blake3")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("hello.blake3"), &digest).unwrap();
+    assert_eq!(runtime.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Replaced);
+    assert!(std::fs::symlink_metadata(&digest).unwrap().is_file(), "the link was replaced by a file");
 }
 
 #[test]
@@ -188,6 +194,22 @@ fn a_cache_folder_others_can_write_is_neither_read_nor_written() {
     std::os::unix::fs::symlink(cache.path(), link.path().join("cache")).unwrap();
     let linked = Runtime::new(RuntimeOptions { cache_dir: Some(link.path().join("cache")), max_concurrent: 4, pooled: true }).unwrap();
     assert_eq!(linked.load_file(&guest("hello.wasm")).unwrap().cache, CacheOutcome::Untrusted);
+}
+
+#[test]
+fn a_cache_file_or_digest_that_is_a_fifo_is_not_waited_on() {
+    let (_cache, runtime, file) = hello_cached();
+    let runtime = std::sync::Arc::new(runtime);
+    for fifo in [file.with_extension("blake3"), file.clone()] {
+        std::fs::remove_file(&fifo).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let (done, finished) = std::sync::mpsc::channel();
+        let loading = runtime.clone();
+        std::thread::spawn(move || done.send(loading.load_file(&guest("hello.wasm")).map(|l| l.cache).ok()));
+        let outcome = finished.recv_timeout(std::time::Duration::from_secs(30)).expect("the load waits on a FIFO");
+        assert_eq!(outcome, Some(CacheOutcome::Replaced), "{}", fifo.display());
+    }
 }
 
 #[test]
